@@ -1,0 +1,106 @@
+"""Time per generation of ask + tell, without evaluating fitness, beside two references.
+
+    python benchmarks/ask_tell.py [--dims 1000 10000 100000 1000000] [--popsize 256] [--repeats 5]
+
+- ours: ``openai-es``, ``nes`` (mirrored) and ``ga`` from blackbox, population from the shared noise
+  table, the update a chunked weighted sum over table slices (no dense population);
+- fresh-noise reference: a minimal numpy OpenAI-ES that draws ``popsize/2 x dim`` new float32
+  normals every generation and takes ``w @ eps`` (what a straightforward implementation does);
+- floor: the time to stream ``popsize x dim`` float32 through memory once on this machine,
+  measured in the same run (the fastest of a sum, a max and a copy over a buffer that size).
+
+Ratios are taken inside one run, so the machine's noise affects both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import blackbox as bb
+
+
+def timed(fn, repeats: int) -> float:
+    fn()  # warm-up (page faults, caches, table mapping)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def ours(name: str, dim: int, popsize: int, **options):
+    strategy = bb.make_strategy(name, dim=dim, popsize=popsize, seed=0, **options)
+    fitness = np.random.default_rng(0).standard_normal(popsize)
+
+    def generation():
+        strategy.ask()
+        strategy.tell(fitness)
+
+    return generation
+
+
+def fresh_noise_reference(dim: int, popsize: int):
+    """Minimal numpy OpenAI-ES: fresh mirrored float32 noise, centered ranks, Adam."""
+    rng = np.random.default_rng(0)
+    theta = np.zeros(dim, dtype=np.float32)
+    m = np.zeros(dim, dtype=np.float32)
+    v = np.zeros(dim, dtype=np.float32)
+    fitness = rng.standard_normal(popsize)
+    state = {"t": 0}
+
+    def generation():
+        half = popsize // 2
+        eps = rng.standard_normal((half, dim), dtype=np.float32)
+        _population = (theta, eps, 0.02)  # ask: the rows are theta +/- 0.02 * eps
+        ranks = np.empty(popsize)
+        ranks[np.argsort(fitness)] = np.arange(popsize)
+        w = (ranks / (popsize - 1) - 0.5).astype(np.float32)
+        g = (w[0::2] - w[1::2]) @ eps / popsize
+        state["t"] += 1
+        t = state["t"]
+        m[:] = 0.9 * m + 0.1 * g
+        v[:] = 0.999 * v + 0.001 * g * g
+        theta[:] += 0.01 * np.sqrt(1 - 0.999**t) / (1 - 0.9**t) * m / (np.sqrt(v) + 1e-8)
+
+    return generation
+
+
+def memory_floor(dim: int, popsize: int, repeats: int) -> float:
+    buffer = np.random.default_rng(1).standard_normal(popsize * dim, dtype=np.float32)
+    target = np.empty_like(buffer)
+    candidates = [lambda: buffer.sum(), lambda: buffer.max(), lambda: np.copyto(target, buffer)]
+    return min(timed(fn, repeats) for fn in candidates)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dims", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
+    parser.add_argument("--popsize", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"ask + tell per generation, population {args.popsize}, median of {args.repeats} "
+          f"(blackbox {bb.__version__}, numpy {np.__version__})\n")
+    header = ("dim", "openai-es", "nes", "ga", "fresh-noise ref", "floor", "ref / openai-es", "openai-es / floor")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for dim in args.dims:
+        rows = {
+            "openai-es": timed(ours("openai-es", dim, args.popsize), args.repeats),
+            "nes": timed(ours("nes", dim, args.popsize, mirrored=True), args.repeats),
+            "ga": timed(ours("ga", dim, args.popsize), args.repeats),
+            "ref": timed(fresh_noise_reference(dim, args.popsize), max(1, args.repeats // 2)),
+            "floor": memory_floor(dim, args.popsize, args.repeats),
+        }
+        ms = {k: v * 1000 for k, v in rows.items()}
+        print(f"| {dim:,} | {ms['openai-es']:.2f} ms | {ms['nes']:.2f} ms | {ms['ga']:.2f} ms | "
+              f"{ms['ref']:.2f} ms | {ms['floor']:.2f} ms | {rows['ref'] / rows['openai-es']:.1f}x | "
+              f"{rows['openai-es'] / rows['floor']:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""blackbox: evolution strategies for black-box optimization and reinforcement learning.
+
+    import blackbox as bb
+    es = bb.make_strategy("openai-es", dim=3, seed=0)
+    for generation in range(300):
+        x = es.ask().params                                   # (popsize, 3)
+        es.tell(-((x - [0.5, 0.1, -0.3]) ** 2).sum(axis=1))    # higher is better
+
+Fitness is maximized. Strategies, problems and executors are plugins found by name through
+entry points; ``bb.optimize`` is the driver that runs them together.
+"""
+
+from __future__ import annotations
+
+from . import stop
+from .errors import (
+    BlackboxError,
+    CheckpointError,
+    ConfigError,
+    EvaluationError,
+    PluginError,
+    SpecError,
+    StateError,
+    TellError,
+    UnknownNameError,
+    WorkerError,
+)
+from .executor import Executor
+from .loop import Callback, Record, Result, Run, optimize
+from .noise import NoiseTable
+from .optim import SGD, Adam, make_optimizer
+from .population import Population
+from .problem import EvalResult, Problem
+from .registry import make_executor, make_problem, make_strategy
+from .seeding import evaluation_seeds
+from .shaping import centered_ranks, zscore
+from .spec import Spec, parse_spec
+from .strategy import Strategy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Adam", "BlackboxError", "Callback", "CheckpointError", "ConfigError", "EvalResult",
+    "EvaluationError", "Executor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
+    "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
+    "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
+    "make_optimizer", "make_problem", "make_strategy", "optimize", "parse_spec", "stop", "zscore",
+    "__version__",
+]

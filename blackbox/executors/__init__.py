@@ -1,0 +1,1 @@
+"""The built-in executors; registered by name through entry points."""

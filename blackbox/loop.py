@@ -1,0 +1,276 @@
+"""The one driver: ``optimize(strategy, problem, executor, ...) -> Result``.
+
+Each generation: ``ask()``, append the unperturbed center, derive one seed per seed group from
+(run seed, generation, group), evaluate through the executor, fold the problem's statistics in,
+``tell()`` the population's fitness, emit a :class:`Record` to the callbacks, check the stop
+conditions. The CLI and the experiment runner are thin layers on this function.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+from .executor import Executor
+from .problem import EvalResult, Problem
+from .seeding import evaluation_seeds
+from .stop import EnvSteps, Evaluations, Generations, StopCondition, TargetFitness, WallTime
+from .strategy import Strategy
+
+__all__ = ["optimize", "Record", "Result", "Callback", "Run"]
+
+
+@dataclass
+class Record:
+    """What happened in one generation; counters (evaluations, steps, time) are cumulative."""
+
+    generation: int
+    evaluations: int
+    steps: int
+    time: float
+    generation_time: float
+    best: float
+    mean: float
+    median: float
+    worst: float
+    center: float | None
+    center_rank: int | None
+    above_mean: int
+    sigma: float
+    update_norm: float
+    best_ever: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`optimize`."""
+
+    center: np.ndarray
+    best_params: np.ndarray
+    best_fitness: float
+    generations: int
+    evaluations: int
+    steps: int
+    wall_time: float
+    stop_reason: str
+    records: list[Record] = field(default_factory=list)
+    strategy: Strategy | None = None
+
+    @property
+    def center_fitness(self) -> float | None:
+        """The unperturbed center's fitness in the last generation (None if not evaluated)."""
+        return self.records[-1].center if self.records else None
+
+
+class Callback:
+    """Hooks into a run; override what you need. ``on_generation`` returning True stops the run."""
+
+    def on_start(self, run: Run) -> None:
+        """Called once before the first generation."""
+
+    def on_generation(self, run: Run, record: Record) -> bool | None:
+        """Called after every generation."""
+
+    def on_end(self, run: Run, result: Result) -> None:
+        """Called once with the result (also after an error, with what was done so far)."""
+
+
+class _FunctionCallback(Callback):
+    def __init__(self, fn: Callable[[Record], Any]):
+        self.fn = fn
+
+    def on_generation(self, run, record):
+        return bool(self.fn(record))
+
+
+@dataclass
+class Run:
+    """The driver's running state: what a checkpoint of the loop needs besides the strategy."""
+
+    strategy: Strategy
+    problem: Problem
+    executor: Executor
+    seed: int
+    evaluate_center: bool = True
+    evaluations: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    best_fitness: float = -math.inf
+    best_params: np.ndarray | None = None
+    records: list[Record] = field(default_factory=list)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Counters and the best solution (numpy arrays and JSON-able values)."""
+        return {
+            "seed": self.seed, "evaluations": self.evaluations, "steps": self.steps,
+            "elapsed": self.elapsed, "best_fitness": self.best_fitness,
+            "best_params": self.strategy.center.copy() if self.best_params is None else self.best_params,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.seed = int(state["seed"])
+        self.evaluations = int(state["evaluations"])
+        self.steps = int(state["steps"])
+        self.elapsed = float(state["elapsed"])
+        self.best_fitness = float(state["best_fitness"])
+        self.best_params = np.array(state["best_params"], dtype=np.float64)
+
+    def step(self) -> Record:
+        """Run one generation and return its record."""
+        started = time.perf_counter()
+        strategy = self.strategy
+        population = strategy.ask()
+        n = len(population)
+        batch = population.with_center(strategy.center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
+        state = self.problem.state_dict()
+        result = self.executor.evaluate(batch, seeds, state or None)
+        self.problem.observe(result)
+        fitness = result.fitness[:n]
+        strategy.tell(fitness)
+        self.evaluations += len(batch)
+        self.steps += int(np.sum(result.steps))
+        self._track_best(batch, result)
+        self.elapsed += time.perf_counter() - started
+        record = _make_record(self, fitness, result, n, time.perf_counter() - started)
+        self.records.append(record)
+        return record
+
+    def _track_best(self, batch, result: EvalResult) -> None:
+        fitness = np.where(np.isnan(result.fitness), -np.inf, result.fitness)
+        i = int(np.argmax(fitness))
+        if fitness[i] > self.best_fitness or self.best_params is None:
+            self.best_fitness = float(fitness[i])
+            self.best_params = batch.row(i)
+
+
+def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_time: float) -> Record:
+    finite = fitness[~np.isnan(fitness)]
+    valid = finite if len(finite) else np.array([np.nan])
+    mean = float(np.mean(valid))
+    center = center_rank = None
+    if run.evaluate_center:
+        center = float(result.fitness[n])
+        center_rank = 1 + int(np.sum(finite > center)) if not math.isnan(center) else n + 1
+    return Record(
+        generation=run.strategy.generation, evaluations=run.evaluations, steps=run.steps,
+        time=run.elapsed, generation_time=gen_time,
+        best=float(np.max(valid)), mean=mean, median=float(np.median(valid)), worst=float(np.min(valid)),
+        center=center, center_rank=center_rank, above_mean=int(np.sum(finite > mean)),
+        sigma=float(run.strategy.sigma), update_norm=float(run.strategy.update_norm),
+        best_ever=run.best_fitness,
+    )
+
+
+def _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop) -> list[StopCondition]:
+    conditions: list[StopCondition] = []
+    if generations is not None:
+        conditions.append(Generations(generations))
+    if max_evaluations is not None:
+        conditions.append(Evaluations(max_evaluations))
+    if max_steps is not None:
+        conditions.append(EnvSteps(max_steps))
+    if max_time is not None:
+        conditions.append(WallTime(max_time))
+    if target is not None:
+        conditions.append(TargetFitness(target))
+    for condition in stop or ():
+        if not callable(condition):
+            raise ConfigError(f"stop conditions must be callables (record) -> reason, got {condition!r}")
+        conditions.append(condition)
+    if not any(isinstance(c, (Generations, Evaluations, EnvSteps, WallTime)) for c in conditions):
+        raise ConfigError(
+            "the run has no budget and could never stop: pass generations=, max_evaluations=, "
+            "max_steps= or max_time= (a target alone may never be reached)"
+        )
+    return conditions
+
+
+def _resolve(strategy, problem, executor, seed):
+    from .registry import make_executor, make_problem, make_strategy
+
+    if isinstance(problem, str):
+        problem = make_problem(problem)
+    if not isinstance(problem, Problem):
+        raise ConfigError(f"problem must be a Problem or a registered name, got {type(problem).__name__}")
+    if isinstance(strategy, str):
+        init_rng = np.random.default_rng(seed)
+        strategy = make_strategy(strategy, dim=problem.dim, x0=problem.initial_params(init_rng), seed=seed)
+    if not isinstance(strategy, Strategy):
+        raise ConfigError(f"strategy must be a Strategy or a registered name, got {type(strategy).__name__}")
+    if strategy.dim != problem.dim:
+        raise ConfigError(f"strategy has dim={strategy.dim} but problem {problem.name!r} has dim={problem.dim}")
+    owned = isinstance(executor, str)
+    if owned:
+        executor = make_executor(executor)
+    if not isinstance(executor, Executor):
+        raise ConfigError(f"executor must be an Executor or a registered name, got {type(executor).__name__}")
+    return strategy, problem, executor, owned
+
+
+def optimize(
+    strategy: Strategy | str,
+    problem: Problem | str,
+    executor: Executor | str = "serial",
+    *,
+    generations: int | None = None,
+    max_evaluations: int | None = None,
+    max_steps: int | None = None,
+    max_time: float | None = None,
+    target: float | None = None,
+    stop: Sequence[StopCondition | Callable] = (),
+    seed: int | None = None,
+    evaluate_center: bool = True,
+    callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
+    run: Run | None = None,
+) -> Result:
+    """Optimize ``problem`` with ``strategy`` until a stop condition fires; maximizes fitness.
+
+    ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
+    best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
+    one budget (generations, evaluations, steps, time) is required. ``run`` continues a
+    :class:`Run` restored from a checkpoint instead of starting afresh.
+    """
+    conditions = _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop)
+    strategy, problem, executor, owned = _resolve(strategy, problem, executor, seed)
+    if run is None:
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+    hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
+    reason = "interrupted"
+    executor.start(problem)
+    try:
+        for hook in hooks:
+            hook.on_start(run)
+        while True:
+            record = run.step()
+            reasons = [r for r in (c(record) for c in conditions) if r]
+            for hook in hooks:
+                if hook.on_generation(run, record):
+                    reasons.append(f"callback {type(hook).__name__} asked to stop")
+            if reasons:
+                reason = reasons[0]
+                break
+    finally:
+        result = Result(
+            center=strategy.center.copy(),
+            best_params=strategy.center.copy() if run.best_params is None else run.best_params,
+            best_fitness=run.best_fitness, generations=strategy.generation,
+            evaluations=run.evaluations, steps=run.steps, wall_time=run.elapsed,
+            stop_reason=reason, records=run.records, strategy=strategy,
+        )
+        try:
+            for hook in hooks:
+                hook.on_end(run, result)
+        finally:
+            if owned:
+                executor.close()
+    return result

@@ -1,0 +1,183 @@
+"""What ``ask()`` returns: a population, compact where it can be and dense where it must.
+
+A compact population stores, per row, a parent index, a noise-table offset and a sign, plus the
+base vectors (the center, or the GA's parents) and sigma once:
+
+    row i = bases[parents[i]] + signs[i] * sigma * table[offsets[i] : offsets[i] + dim]
+
+so a generation crosses a process boundary as a few integers per row. ``params`` builds the dense
+``(popsize, dim)`` array only when someone asks for it. Strategies whose samples are not table noise
+(CMA-ES) return a dense population; both kinds work with every executor.
+
+``groups`` says which rows share an evaluation seed: a mirrored pair is one group, so both members
+meet the same episode (common random numbers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .noise import NoiseTable
+
+__all__ = ["Population"]
+
+
+class Population:
+    """A population of candidate solutions, compact (noise-table encoded) or dense."""
+
+    __slots__ = ("bases", "parents", "offsets", "signs", "sigma", "table", "groups", "_dense", "dim")
+
+    def __init__(
+        self,
+        *,
+        dim: int,
+        groups: np.ndarray,
+        bases: np.ndarray | None = None,
+        parents: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
+        signs: np.ndarray | None = None,
+        sigma: float | np.ndarray = 0.0,
+        table: NoiseTable | None = None,
+        dense: np.ndarray | None = None,
+    ):
+        self.dim = int(dim)
+        self.groups = np.asarray(groups, dtype=np.int64)
+        self._dense = None if dense is None else np.asarray(dense, dtype=np.float64)
+        if dense is None:
+            self.bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
+            self.parents = np.asarray(parents, dtype=np.int64)
+            self.offsets = np.asarray(offsets, dtype=np.int64)
+            self.signs = np.asarray(signs, dtype=np.int8)
+            self.sigma = sigma if np.isscalar(sigma) else np.asarray(sigma, dtype=np.float64)
+            self.table = table
+        else:
+            self.bases = self.parents = self.offsets = self.signs = None
+            self.sigma, self.table = sigma, None
+
+    # -- constructors ---------------------------------------------------------------------
+    @classmethod
+    def compact(
+        cls,
+        table: NoiseTable,
+        bases: np.ndarray,
+        offsets: np.ndarray,
+        signs: np.ndarray,
+        sigma: float | np.ndarray,
+        parents: np.ndarray | None = None,
+        groups: np.ndarray | None = None,
+    ) -> Population:
+        """A population encoded as noise offsets around one or more base vectors."""
+        bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
+        n = len(offsets)
+        parents = np.zeros(n, dtype=np.int64) if parents is None else parents
+        groups = np.arange(n, dtype=np.int64) if groups is None else groups
+        return cls(
+            dim=bases.shape[1], groups=groups, bases=bases, parents=parents, offsets=offsets,
+            signs=signs, sigma=sigma, table=table,
+        )
+
+    @classmethod
+    def from_dense(cls, params: np.ndarray, groups: np.ndarray | None = None) -> Population:
+        """A population given row by row as a ``(popsize, dim)`` array."""
+        params = np.asarray(params, dtype=np.float64)
+        if params.ndim != 2:
+            raise ValueError(f"dense population must be 2-d (popsize, dim), got shape {params.shape}")
+        groups = np.arange(len(params), dtype=np.int64) if groups is None else groups
+        return cls(dim=params.shape[1], groups=groups, dense=params)
+
+    # -- inspection -----------------------------------------------------------------------
+    @property
+    def is_compact(self) -> bool:
+        """True when rows are encoded as noise offsets rather than stored densely."""
+        return self._dense is None or self.table is not None
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __repr__(self) -> str:
+        kind = "compact" if self.is_compact else "dense"
+        return f"Population({len(self)} x {self.dim}, {kind})"
+
+    @property
+    def params(self) -> np.ndarray:
+        """The dense ``(popsize, dim)`` float64 array, built on first access and kept."""
+        if self._dense is None:
+            self._dense = self.rows(np.arange(len(self)))
+        return self._dense
+
+    def row(self, index: int) -> np.ndarray:
+        """One row as a dense ``(dim,)`` array."""
+        return self.rows(np.array([index]))[0]
+
+    def rows(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Dense rows at ``indices``, computed the same way in every process."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if self._dense is not None:
+            return self._dense[indices]
+        out = self.bases[self.parents[indices]]  # fancy indexing: a fresh copy
+        signs = self.signs[indices]
+        live = np.flatnonzero(signs)  # rows with sign 0 are their base exactly
+        if len(live):
+            noise = self.table.gather(self.offsets[indices[live]], self.dim).astype(np.float64)
+            coefficient = signs[live].astype(np.float64)[:, None] * self.sigma
+            out[live] += coefficient * noise
+        return out
+
+    def noise_weighted_sum(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_i weights[i] * signs[i] * eps_i`` (float32), each distinct offset read once.
+
+        Rows sharing an offset (a mirrored pair) have their weights combined first, so a mirrored
+        population of n rows reads n/2 slices. Rows with sign 0 (elites, the center) add nothing.
+        """
+        if self.table is None:
+            raise ValueError("noise_weighted_sum needs a compact population (this one is dense)")
+        coeff = np.asarray(weights, dtype=np.float64) * self.signs
+        live = self.signs != 0
+        unique, inverse = np.unique(self.offsets[live], return_inverse=True)
+        combined = np.bincount(inverse, weights=coeff[live], minlength=len(unique))
+        return self.table.weighted_sum(combined, unique, self.dim)
+
+    def take(self, indices: Sequence[int] | np.ndarray | slice) -> Population:
+        """The sub-population at ``indices`` (compact stays compact; bases are shared, not copied)."""
+        if isinstance(indices, slice):
+            indices = np.arange(len(self))[indices]
+        indices = np.asarray(indices, dtype=np.int64)
+        if self._dense is not None and self.table is None:
+            return Population(dim=self.dim, groups=self.groups[indices], dense=self._dense[indices])
+        return Population(
+            dim=self.dim, groups=self.groups[indices], bases=self.bases,
+            parents=self.parents[indices], offsets=self.offsets[indices],
+            signs=self.signs[indices], sigma=self.sigma, table=self.table,
+        )
+
+    def with_center(self, center: np.ndarray) -> Population:
+        """This population plus one more row, the unperturbed ``center``, in its own seed group."""
+        center = np.asarray(center, dtype=np.float64).reshape(1, self.dim)
+        group = np.array([self.groups.max() + 1 if len(self) else 0], dtype=np.int64)
+        groups = np.concatenate([self.groups, group])
+        if not self.is_compact:
+            return Population(dim=self.dim, groups=groups, dense=np.vstack([self._dense, center]))
+        return Population(
+            dim=self.dim, groups=groups, bases=np.vstack([self.bases, center]),
+            parents=np.append(self.parents, len(self.bases)),
+            offsets=np.append(self.offsets, 0), signs=np.append(self.signs, np.int8(0)),
+            sigma=self.sigma, table=self.table,
+        )
+
+    def without_bases(self) -> Population:
+        """A copy whose bases are left out (an executor ships them once per worker instead)."""
+        pop = self.take(slice(None))
+        pop.bases = None
+        return pop
+
+    def __getstate__(self):
+        state = {name: getattr(self, name) for name in self.__slots__}
+        if self.table is not None:
+            state["_dense"] = None  # a compact population travels compact
+        return state
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            setattr(self, name, value)

@@ -1,0 +1,1 @@
+"""The built-in problems; registered by name through entry points."""

@@ -1,0 +1,76 @@
+"""Writers of per-generation records: CSV and JSON Lines, flushed every generation."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import fields
+from pathlib import Path
+from typing import IO, Any
+
+from .loop import Callback, Record, Result, Run
+
+__all__ = ["CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records"]
+
+RECORD_FIELDS = [f.name for f in fields(Record)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+class _FileRecords(Callback):
+    def __init__(self, path: str | Path, append: bool = False):
+        self.path = Path(path)
+        self.append = append
+        self._file: IO[str] | None = None
+
+    def on_start(self, run: Run) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not (self.append and self.path.exists() and self.path.stat().st_size > 0)
+        self._file = open(self.path, "a" if not fresh else "w", newline="", encoding="utf-8")
+        self._begin(fresh)
+
+    def _begin(self, fresh: bool) -> None:
+        """Write a header if the format has one."""
+
+    def on_end(self, run: Run, result: Result) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class CSVRecords(_FileRecords):
+    """One CSV row per generation, with a header; ``append`` continues an existing file."""
+
+    def _begin(self, fresh: bool) -> None:
+        self._writer = csv.DictWriter(self._file, fieldnames=RECORD_FIELDS)
+        if fresh:
+            self._writer.writeheader()
+
+    def on_generation(self, run: Run, record: Record) -> None:
+        self._writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v)
+                               for k, v in record.as_dict().items()})
+        self._file.flush()
+
+
+class JSONLRecords(_FileRecords):
+    """One JSON object per generation (non-finite numbers as null / "inf" / "-inf")."""
+
+    def on_generation(self, run: Run, record: Record) -> None:
+        data = {k: _jsonable(v) for k, v in record.as_dict().items()}
+        self._file.write(json.dumps(data) + "\n")
+        self._file.flush()
+
+
+def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
+    """Read records written by :class:`CSVRecords` back as dicts of numbers."""
+    ints = {"generation", "evaluations", "steps", "center_rank", "above_mean"}
+    out = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            out.append({k: (None if v == "" else int(v) if k in ints else float(v)) for k, v in row.items()})
+    return out

@@ -1,0 +1,87 @@
+"""Fitness shaping: turn raw fitness into the weights of the search-gradient estimate.
+
+``centered_ranks`` is the transform of Salimans et al. 2017: ranks scaled to [-0.5, 0.5]. It is
+invariant to any strictly increasing transform of the fitness, which makes ES robust to reward
+scale and outliers. Tied values share their average rank, so a constant fitness gives all-zero
+weights (no update) instead of an arbitrary order.
+
+Non-finite fitness: NaN and -inf rank worst; +inf ranks best. ``zscore`` and ``raw`` need finite
+numbers, so they first clip -inf/NaN to the worst finite value and +inf to the best one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .errors import ConfigError, did_you_mean
+
+__all__ = ["centered_ranks", "zscore", "raw", "average_ranks", "get_shaping", "SHAPINGS"]
+
+
+def average_ranks(fitness: np.ndarray) -> np.ndarray:
+    """Ranks 0..n-1 from worst to best, ties sharing their average rank; NaN ranks below all."""
+    f = np.where(np.isnan(fitness), -np.inf, np.asarray(fitness, dtype=np.float64))
+    n = len(f)
+    order = np.argsort(f, kind="stable")
+    sorted_f = f[order]
+    # Start index of each run of equal values, then the mean rank of each run.
+    starts = np.flatnonzero(np.r_[True, sorted_f[1:] != sorted_f[:-1]])
+    ends = np.r_[starts[1:], n]
+    run_rank = (starts + ends - 1) / 2.0
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = np.repeat(run_rank, ends - starts)
+    return ranks
+
+
+def centered_ranks(fitness: np.ndarray) -> np.ndarray:
+    """Ranks mapped linearly onto [-0.5, 0.5]; the weights sum to zero."""
+    n = len(fitness)
+    if n < 2:
+        return np.zeros(n, dtype=np.float64)
+    return average_ranks(fitness) / (n - 1) - 0.5
+
+
+def _finite(fitness: np.ndarray) -> np.ndarray:
+    f = np.asarray(fitness, dtype=np.float64)
+    finite = np.isfinite(f)
+    if finite.all():
+        return f
+    if not finite.any():
+        return np.zeros_like(f)
+    lo, hi = f[finite].min(), f[finite].max()
+    f = np.where(np.isnan(f) | (f == -np.inf), lo, f)
+    return np.where(f == np.inf, hi, f)
+
+
+def zscore(fitness: np.ndarray) -> np.ndarray:
+    """``(f - mean) / std``; all zeros when every value is the same."""
+    f = _finite(fitness)
+    std = f.std()
+    if not std > 0:
+        return np.zeros_like(f)
+    return (f - f.mean()) / std
+
+
+def raw(fitness: np.ndarray) -> np.ndarray:
+    """The fitness itself (non-finite values clipped to the finite range)."""
+    return _finite(fitness)
+
+
+SHAPINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "centered_ranks": centered_ranks,
+    "zscore": zscore,
+    "raw": raw,
+}
+
+
+def get_shaping(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The shaping function called ``name``; a ConfigError lists the choices otherwise."""
+    try:
+        return SHAPINGS[name]
+    except (KeyError, TypeError):
+        raise ConfigError(
+            f"unknown fitness shaping {name!r}.{did_you_mean(name, SHAPINGS)} "
+            f"Choose one of: {', '.join(SHAPINGS)}"
+        ) from None

@@ -1,0 +1,125 @@
+"""Stop conditions for :func:`blackbox.optimize`; each returns a reason string when it fires.
+
+A condition is any callable ``(record) -> str | None``. Conditions see the :class:`Record` of the
+generation that just ended, whose counters are cumulative over the run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from .validation import check_choice, check_float, check_int
+
+if TYPE_CHECKING:
+    from .loop import Record
+
+__all__ = ["StopCondition", "Generations", "Evaluations", "EnvSteps", "WallTime", "TargetFitness", "GoalHeld"]
+
+_WHICH = ("best", "center", "mean", "best_ever")
+
+
+class StopCondition:
+    """Base class: ``__call__(record) -> reason or None``; ``state_dict`` for resumable ones."""
+
+    def __call__(self, record: Record) -> str | None:  # pragma: no cover - overridden
+        return None
+
+    def reset(self) -> None:
+        """Forget anything remembered across generations (called when a run starts)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` returned."""
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({fields})"
+
+
+class Generations(StopCondition):
+    """Stop after ``n`` generations in all."""
+
+    def __init__(self, n: int):
+        self.n = check_int("generations", n, minimum=1)
+
+    def __call__(self, record):
+        return f"generations {record.generation} >= {self.n}" if record.generation >= self.n else None
+
+
+class Evaluations(StopCondition):
+    """Stop once ``n`` evaluations (rows scored, the center included) have been spent."""
+
+    def __init__(self, n: int):
+        self.n = check_int("max_evaluations", n, minimum=1)
+
+    def __call__(self, record):
+        return f"evaluations {record.evaluations} >= {self.n}" if record.evaluations >= self.n else None
+
+
+class EnvSteps(StopCondition):
+    """Stop once ``n`` environment steps have been taken."""
+
+    def __init__(self, n: int):
+        self.n = check_int("max_steps", n, minimum=1)
+
+    def __call__(self, record):
+        return f"environment steps {record.steps} >= {self.n}" if record.steps >= self.n else None
+
+
+class WallTime(StopCondition):
+    """Stop once the run has used ``seconds`` of wall time."""
+
+    def __init__(self, seconds: float):
+        self.seconds = check_float("max_time", seconds, positive=True)
+
+    def __call__(self, record):
+        return f"wall time {record.time:.1f}s >= {self.seconds:g}s" if record.time >= self.seconds else None
+
+
+def _value(record: Record, which: str) -> float:
+    value = getattr(record, which)
+    return float("nan") if value is None else float(value)
+
+
+class TargetFitness(StopCondition):
+    """Stop once the ``which`` fitness (best, center, mean or best_ever) reaches ``value``."""
+
+    def __init__(self, value: float, which: str = "best_ever"):
+        self.value = check_float("target", value)
+        self.which = check_choice("which", which, _WHICH)
+
+    def __call__(self, record):
+        got = _value(record, self.which)
+        return f"{self.which} fitness {got:g} >= target {self.value:g}" if got >= self.value else None
+
+
+class GoalHeld(StopCondition):
+    """Stop once the ``which`` fitness has been >= ``value`` for ``generations`` generations in a row.
+
+    The usual RL criterion: "the center's return stayed above the goal for k generations".
+    """
+
+    def __init__(self, value: float, generations: int = 1, which: str = "center"):
+        self.value = check_float("goal", value)
+        self.generations = check_int("goal_generations", generations, minimum=1)
+        self.which = check_choice("which", which, _WHICH)
+        self._streak = 0
+
+    def __call__(self, record):
+        got = _value(record, self.which)
+        self._streak = self._streak + 1 if (not math.isnan(got) and got >= self.value) else 0
+        if self._streak >= self.generations:
+            return f"{self.which} fitness >= {self.value:g} for {self._streak} generations"
+        return None
+
+    def reset(self) -> None:
+        self._streak = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"streak": self._streak}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._streak = int(state["streak"])

@@ -1,0 +1,1 @@
+"""The built-in strategies, one file each; registered by name through entry points."""

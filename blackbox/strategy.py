@@ -1,0 +1,182 @@
+"""The ask/tell protocol every strategy follows, and the base class that enforces it.
+
+Convention: **fitness is maximized** (higher is better), as in the ES papers and in RL returns.
+Test functions return the negated loss.
+
+A strategy is a mutable object, like pycma's or a torch optimizer: ``ask()`` returns a
+:class:`~blackbox.Population`, ``tell(fitness)`` takes one value per row of it and updates the
+search distribution. All randomness comes from the strategy's own ``numpy.random.Generator``,
+seeded at construction, so a seed fixes the whole run. ``state_dict()`` holds numpy arrays and
+JSON-able values only (RNG state included) and ``load_state_dict()`` continues bit-identically.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import ConfigError, StateError, TellError
+from .population import Population
+from .validation import check_dim_x0, check_int, check_seed
+
+__all__ = ["Strategy", "check_fitness"]
+
+
+def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
+    """Fitness as a float64 vector of length ``popsize``, or a TellError saying what is wrong.
+
+    Accepts any array-like of numbers or an object with a ``fitness`` attribute (an EvalResult).
+    NaN is allowed and ranks worst.
+    """
+    fitness = getattr(fitness, "fitness", fitness)
+    try:
+        f = np.asarray(fitness, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TellError(
+            f"tell() needs numbers, got {type(fitness).__name__} that does not convert to floats; "
+            f"pass one fitness value per row of the population from ask()"
+        ) from None
+    if f.ndim != 1:
+        raise TellError(
+            f"tell() got fitness of shape {f.shape}; expected shape ({popsize},): "
+            f"pass a flat array with one value per row of the population from ask()"
+        )
+    if len(f) != popsize:
+        raise TellError(
+            f"tell() got {len(f)} fitness values for a population of {popsize}; "
+            f"pass one value per row of the population from ask()"
+        )
+    return f
+
+
+class Strategy(ABC):
+    """Base class of every strategy: checks the ask/tell order and the fitness, keeps the RNG.
+
+    Subclasses implement ``_ask() -> Population`` (changing state only through ``self.rng``),
+    ``_tell(population, fitness) -> float | None`` (assigning a new array to ``self._center``, never
+    writing into the old one, and returning the norm of the update when it is at hand), and
+    ``_state_dict`` / ``_load_state_dict`` for their own state.
+    """
+
+    #: Registry name, set by each built-in (``"openai-es"``); plugins set their own.
+    name: ClassVar[str] = ""
+
+    def __init__(self, *, dim: int | None, popsize: int, x0: Any = None, seed: int | None = None):
+        self.dim, x0_vec = check_dim_x0(dim, x0)
+        self.popsize = check_int("popsize", popsize, minimum=2)
+        self.seed = check_seed(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self._center = x0_vec
+        self.generation = 0
+        self.sigma: float = 0.0
+        self.update_norm: float = 0.0
+        self._pending: Population | None = None
+        self._rng_state_at_ask: dict | None = None
+
+    # -- the protocol ---------------------------------------------------------------------
+    @property
+    def center(self) -> np.ndarray:
+        """The current solution (the distribution's mean, or the GA's elite), read-only."""
+        view = self._center.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def pending(self) -> bool:
+        """True between ``ask()`` and the matching ``tell()``."""
+        return self._pending is not None
+
+    def ask(self) -> Population:
+        """Sample the next population (``popsize`` rows of ``dim`` parameters)."""
+        if self._pending is not None:
+            raise StateError(
+                "ask() called twice without tell(); evaluate the population from the last ask() "
+                "and pass its fitness to tell() first"
+            )
+        self._rng_state_at_ask = copy.deepcopy(self.rng.bit_generator.state)
+        population = self._ask()
+        self._pending = population
+        return population
+
+    def tell(self, fitness: Any) -> None:
+        """Update from one fitness value per row of the last ``ask()`` (higher is better).
+
+        NaN ranks worst and never becomes the best.
+        """
+        if self._pending is None:
+            when = "before ask()" if self.generation == 0 else "twice for one ask()"
+            raise StateError(f"tell() called {when}; call ask(), evaluate its rows, then tell()")
+        population = self._pending
+        f = check_fitness(fitness, len(population))
+        previous = self._center
+        norm = self._tell(population, f)
+        if norm is None:
+            norm = float(np.linalg.norm(self._center - previous))
+        self._pending = None
+        self._rng_state_at_ask = None
+        self.generation += 1
+        self.update_norm = float(norm)
+
+    # -- state ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue bit-identically; numpy arrays and JSON-able values only.
+
+        Taken between ``ask()`` and ``tell()``, it describes the state before that ``ask()``:
+        after loading, the next ``ask()`` returns the same population again.
+        """
+        rng_state = self._rng_state_at_ask if self._pending is not None else self.rng.bit_generator.state
+        state = {
+            "strategy": self.name or type(self).__name__,
+            "dim": self.dim,
+            "popsize": self.popsize,
+            "seed": self.seed,
+            "generation": self.generation,
+            "rng": copy.deepcopy(rng_state),
+            "center": self._center.copy(),
+            "sigma": self.sigma,
+            "update_norm": self.update_norm,
+        }
+        state.update(self._state_dict())
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a ``state_dict()``; the strategy's name, dim and popsize must match."""
+        expected = {"strategy": self.name or type(self).__name__, "dim": self.dim, "popsize": self.popsize}
+        for key, want in expected.items():
+            if key not in state:
+                raise ConfigError(f"state_dict has no {key!r}; it was not made by Strategy.state_dict()")
+            got = state[key]
+            if (got.item() if isinstance(got, np.ndarray) else got) != want:
+                raise ConfigError(f"state_dict is for {key}={got!r} but this strategy has {key}={want!r}")
+        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
+        self.seed = int(state["seed"])
+        self.generation = int(state["generation"])
+        self._center = np.array(state["center"], dtype=np.float64)
+        self.sigma = float(state["sigma"])
+        self.update_norm = float(state["update_norm"])
+        self._pending = None
+        self._rng_state_at_ask = None
+        self._load_state_dict(state)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, "
+                f"generation={self.generation}, seed={self.seed})")
+
+    # -- for subclasses -------------------------------------------------------------------
+    @abstractmethod
+    def _ask(self) -> Population:
+        """Sample a population; change state only through ``self.rng``."""
+
+    @abstractmethod
+    def _tell(self, population: Population, fitness: np.ndarray) -> float | None:
+        """Update from the checked fitness; return the update's norm if known."""
+
+    def _state_dict(self) -> dict[str, Any]:
+        """The subclass's own state (optimizer moments, parents, ...)."""
+        return {}
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``_state_dict`` returned."""

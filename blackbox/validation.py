@@ -1,0 +1,105 @@
+"""Checks for user-supplied values; each raises ConfigError naming the value and what was expected."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from .errors import ConfigError, did_you_mean
+
+__all__ = ["check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0"]
+
+
+def _plain(value):
+    """Numpy scalars as Python ones, so messages read ``0.5`` rather than ``np.float64(0.5)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (bools refused) in ``[minimum, maximum]``."""
+    value = _plain(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_float(name: str, value, *, positive: bool = False, nonnegative: bool = False,
+                maximum: float | None = None, below: float | None = None) -> float:
+    """A finite real number; ``positive`` means > 0, ``nonnegative`` >= 0."""
+    value = _plain(value)
+    if isinstance(value, (bool, np.bool_)):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(value):
+        raise ConfigError(f"{name} must be finite, got {value!r}")
+    if positive and value <= 0:
+        raise ConfigError(f"{name} must be > 0, got {value!r}")
+    if nonnegative and value < 0:
+        raise ConfigError(f"{name} must be >= 0, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be <= {maximum}, got {value!r}")
+    if below is not None and value >= below:
+        raise ConfigError(f"{name} must be < {below}, got {value!r}")
+    return value
+
+
+def check_choice(name: str, value, choices: Iterable[str]) -> str:
+    """One of ``choices``, with a did-you-mean hint otherwise."""
+    choices = list(choices)
+    if value not in choices:
+        hint = did_you_mean(str(value), choices)
+        raise ConfigError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}.{hint}")
+    return value
+
+
+def check_vector(name: str, value, dim: int | None = None) -> np.ndarray:
+    """A finite 1-d float64 vector (of length ``dim`` when given)."""
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a vector of numbers, got {value!r}") from None
+    if arr.ndim != 1:
+        raise ConfigError(f"{name} must be 1-d, got shape {arr.shape}")
+    if dim is not None and len(arr) != dim:
+        raise ConfigError(f"{name} has length {len(arr)}, expected dim={dim}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if len(bad):
+        raise ConfigError(
+            f"{name} must be finite; entry {bad[0]} is {float(arr[bad[0]])} ({len(bad)} non-finite in all)"
+        )
+    return arr
+
+
+def check_seed(seed) -> int:
+    """A non-negative integer seed; None draws one from the OS so it can be recorded."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    return check_int("seed", seed, minimum=0)
+
+
+def check_dim_x0(dim, x0) -> tuple[int, np.ndarray]:
+    """Resolve ``dim`` and the initial point ``x0`` (None: zeros; scalar: filled; vector: as is)."""
+    if x0 is not None and not np.isscalar(x0):
+        vec = check_vector("x0", x0)
+        if dim is not None and check_int("dim", dim, minimum=1) != len(vec):
+            raise ConfigError(f"x0 has length {len(vec)} but dim={dim}; pass one or make them agree")
+        if len(vec) == 0:
+            raise ConfigError("x0 is empty; pass at least one parameter")
+        return len(vec), vec
+    if dim is None:
+        raise ConfigError("dim is required when x0 is not a vector: pass dim=N or x0=[...]")
+    dim = check_int("dim", dim, minimum=1)
+    fill = 0.0 if x0 is None else check_float("x0", x0)
+    return dim, np.full(dim, fill, dtype=np.float64)

@@ -1,0 +1,71 @@
+"""``blackbox run`` and ``blackbox list`` end to end, in process and as a real command."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from blackbox.cli import main
+from blackbox.files import load_npz
+from blackbox.records import read_csv_records
+
+
+def test_run_writes_a_run_directory(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", "--strategy", "openai-es", "--problem", "quadratic:dim=5", "--generations", "30",
+                 "--seed", "3", "--out", str(out), "--set", "sigma=0.05", "--json"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["generations"] == 30 and summary["run_dir"] == str(out)
+    records = read_csv_records(out / "records.csv")
+    assert [r["generation"] for r in records] == list(range(1, 31))
+    solution = load_npz(out / "solution.npz")
+    assert solution["center"].shape == (5,)
+    config = (out / "config.toml").read_text()
+    assert 'name = "openai-es"' in config and "sigma = 0.05" in config and "seed = 3" in config
+
+
+def test_same_seed_same_records(tmp_path):
+    args = ["run", "--strategy", "nes", "--problem", "sphere:dim=4", "--generations", "10", "--quiet"]
+    main(args + ["--out", str(tmp_path / "a")])
+    main(args + ["--out", str(tmp_path / "b")])
+    a = load_npz(tmp_path / "a" / "solution.npz")["center"]
+    b = load_npz(tmp_path / "b" / "solution.npz")["center"]
+    assert np.array_equal(a, b)
+
+
+def test_refuses_existing_run_unless_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["run", "--problem", "sphere:dim=2", "--generations", "2", "--quiet", "--out", str(out)]
+    assert main(args) == 0
+    assert main(args) == 2
+    assert "already holds a run; pass --overwrite" in capsys.readouterr().err
+    assert main(args + ["--overwrite"]) == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--strategy", "openai_es"], "unknown strategy 'openai_es'. Did you mean 'openai-es'?"),
+    (["--set", "sigmaa=0.1"], "has no option 'sigmaa'. Did you mean 'sigma'?"),
+    (["--problem", "quadratic:dim="], "option 'dim' has no value"),
+])
+def test_bad_input_exits_2_with_message(tmp_path, capsys, args, message):
+    code = main(["run", "--generations", "2", "--quiet", "--out", str(tmp_path / "x")] + args)
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_list_json(capsys):
+    assert main(["list", "strategies", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = {row["name"]: row for row in rows}
+    assert {"openai-es", "nes", "ga"} <= set(names)
+    assert names["openai-es"]["distribution"] == "blackbox-es" and names["openai-es"]["status"] == "ok"
+
+
+def test_console_script_runs(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "blackbox", "run", "--generations", "3", "--quiet",
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r" / "records.csv").exists()

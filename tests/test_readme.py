@@ -1,0 +1,25 @@
+"""The README's promises: its test command is what CI runs, and its opening example works."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_bash_blocks() -> list[str]:
+    return re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def test_ci_runs_the_readme_test_command():
+    test_command = next(b.strip() for b in readme_bash_blocks() if "pytest" in b and "pip install" in b)
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert test_command in ci_lines
+
+
+def test_readme_opening_example_runs_and_converges():
+    code = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S).group(1)
+    namespace: dict = {}
+    exec(compile(code.replace("print(es.center)", "center = es.center"), "README.md", "exec"), namespace)
+    assert np.sum((namespace["center"] - [0.5, 0.1, -0.3]) ** 2) < 1e-3
