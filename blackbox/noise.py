@@ -86,8 +86,8 @@ class NoiseTable:
     @classmethod
     def for_dim(cls, dim: int, seed: int = 0, size: int | None = None) -> NoiseTable:
         """The table a strategy of ``dim`` parameters uses by default (``size`` overrides)."""
-        size = default_table_size(dim) if size is None else size
-        if int(size) < int(dim):
+        size = default_table_size(dim) if size is None else _check_size(size)
+        if size < int(dim):
             raise ConfigError(
                 f"noise table size {size} is smaller than the dimension {dim}; "
                 f"pass noise_size >= {dim} (default for this dim: {default_table_size(dim)})"
@@ -167,10 +167,10 @@ class NoiseTable:
 
 
 def _check_size(size: int) -> int:
-    try:
-        size = int(size)
-    except (TypeError, ValueError):
-        raise ConfigError(f"noise table size must be an integer, got {size!r}") from None
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        if not (isinstance(size, (float, np.floating)) and float(size).is_integer()):
+            raise ConfigError(f"noise table size must be an integer, got {size!r}")
+    size = int(size)
     if not MIN_TABLE_SIZE <= size <= MAX_TABLE_SIZE:
         raise ConfigError(
             f"noise table size must be between {MIN_TABLE_SIZE} and {MAX_TABLE_SIZE}, got {size}"

@@ -8,6 +8,9 @@ import numpy as np
 
 from .errors import ConfigError, did_you_mean
 
+#: The largest dimension accepted: the largest noise table (2^31 float32 values).
+MAX_DIM = 2**31
+
 __all__ = ["check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0"]
 
 
@@ -100,6 +103,7 @@ def check_dim_x0(dim, x0) -> tuple[int, np.ndarray]:
         return len(vec), vec
     if dim is None:
         raise ConfigError("dim is required when x0 is not a vector: pass dim=N or x0=[...]")
-    dim = check_int("dim", dim, minimum=1)
-    fill = 0.0 if x0 is None else check_float("x0", x0)
-    return dim, np.full(dim, fill, dtype=np.float64)
+    dim = check_int("dim", dim, minimum=1, maximum=MAX_DIM)
+    if x0 is None:
+        return dim, np.zeros(dim, dtype=np.float64)
+    return dim, np.full(dim, check_float("x0", x0), dtype=np.float64)
