@@ -15,22 +15,11 @@ Ratios are taken inside one run, so the machine's noise affects both sides alike
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from _common import memory_floor, timed
 
 import blackbox as bb
-
-
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up (page faults, caches, table mapping)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def ours(name: str, dim: int, popsize: int, **options):
@@ -70,13 +59,6 @@ def fresh_noise_reference(dim: int, popsize: int):
     return generation
 
 
-def memory_floor(dim: int, popsize: int, repeats: int) -> float:
-    buffer = np.random.default_rng(1).standard_normal(popsize * dim, dtype=np.float32)
-    target = np.empty_like(buffer)
-    candidates = [lambda: buffer.sum(), lambda: buffer.max(), lambda: np.copyto(target, buffer)]
-    return min(timed(fn, repeats) for fn in candidates)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
@@ -94,7 +76,7 @@ def main() -> None:
             "nes": timed(ours("nes", dim, args.popsize, mirrored=True), args.repeats),
             "ga": timed(ours("ga", dim, args.popsize), args.repeats),
             "ref": timed(fresh_noise_reference(dim, args.popsize), max(1, args.repeats // 2)),
-            "floor": memory_floor(dim, args.popsize, args.repeats),
+            "floor": memory_floor(dim * args.popsize, args.repeats),
         }
         ms = {k: v * 1000 for k, v in rows.items()}
         print(f"| {dim:,} | {ms['openai-es']:.2f} ms | {ms['nes']:.2f} ms | {ms['ga']:.2f} ms | "

@@ -1,0 +1,276 @@
+"""Optimizer overhead against the peers: time per generation of ask + tell with a trivial fitness.
+
+    python benchmarks/peers_overhead.py [--dims 1000 10000 100000 1000000] [--popsize 256]
+                                        [--budget 60] [--markdown OUT.md] [--plot OUT.png]
+
+Every library runs its own natural loop with a fitness that costs nothing beyond what the library
+itself forces: ours ask() and tell() a random fitness without building the dense population (the
+compact encoding makes that possible); EvoTorch's ``searcher.step()`` on a vectorized problem whose
+fitness is zeros; evosax's jit-compiled ``ask``/``tell`` (compile time reported apart); pycma and
+nevergrad through their ask/tell. The floor is the time to stream the population's noise
+(popsize x dim float32) through memory once, measured in the same run. A configuration whose
+previous (smaller) dimension already took more than ``--budget`` seconds per generation, or whose
+memory would not fit, is skipped with the reason printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from _common import machine, memory_floor, timed, version
+
+import blackbox as bb
+
+MEMORY_LIMIT_BYTES = 12 * 2**30
+
+
+@dataclass
+class Contender:
+    """One library's generation as a closure factory, plus what limits it."""
+
+    name: str
+    library: str
+    make: Callable[[int, int], Callable[[], object]]
+    bytes_per_dim: Callable[[int, int], float] = lambda dim, pop: 8.0 * pop * dim
+    setup_seconds: dict | None = None
+
+
+def ours(name: str, **options) -> Callable[[int, int], Callable[[], object]]:
+    def make(dim: int, popsize: int):
+        strategy = bb.make_strategy(name, dim=dim, popsize=popsize, seed=0, **options)
+        fitness = np.random.default_rng(0).standard_normal(popsize)
+
+        def generation():
+            strategy.ask()
+            strategy.tell(fitness)
+
+        return generation
+
+    return make
+
+
+def evotorch_searcher(kind: str) -> Callable[[int, int], Callable[[], object]]:
+    def make(dim: int, popsize: int):
+        import torch
+        from evotorch import Problem
+        from evotorch.algorithms import CEM, PGPE, SNES, GeneticAlgorithm
+        from evotorch.operators import GaussianMutation
+
+        torch.set_num_threads(1)
+
+        def zeros(x):
+            return torch.zeros(x.shape[0], dtype=x.dtype)
+
+        problem = Problem("max", zeros, solution_length=dim, initial_bounds=(-1.0, 1.0), vectorized=True, seed=0)
+        if kind == "PGPE":
+            searcher = PGPE(problem, popsize=popsize, center_learning_rate=0.01, stdev_learning_rate=0.1, stdev_init=0.02)
+        elif kind == "SNES":
+            searcher = SNES(problem, popsize=popsize, stdev_init=0.02)
+        elif kind == "CEM":
+            searcher = CEM(problem, popsize=popsize, parenthood_ratio=0.1, stdev_init=0.02)
+        else:
+            searcher = GeneticAlgorithm(problem, popsize=popsize, operators=[GaussianMutation(problem, stdev=0.02)])
+        return searcher.step
+
+    return make
+
+
+def evosax_algorithm(kind: str, compile_times: dict) -> Callable[[int, int], Callable[[], object]]:
+    def make(dim: int, popsize: int):
+        import jax
+        import jax.numpy as jnp
+        from evosax.algorithms import Open_ES, SimpleGA
+
+        algo_cls = Open_ES if kind == "Open_ES" else SimpleGA
+        solution = jnp.zeros(dim)
+        algo = algo_cls(population_size=popsize, solution=solution)
+        params = algo.default_params
+        key = jax.random.key(0)
+        fitness = jnp.asarray(np.random.default_rng(0).standard_normal(popsize), dtype=jnp.float32)
+        if kind == "Open_ES":
+            state = algo.init(key, solution, params)
+        else:
+            population = jax.random.normal(key, (popsize, dim)) * 0.02
+            state = algo.init(key, population, fitness, params)
+        ask = jax.jit(algo.ask)
+        tell = jax.jit(algo.tell)
+        holder = {"state": state, "key": key}
+
+        def generation():
+            holder["key"], k_ask, k_tell = jax.random.split(holder["key"], 3)
+            population, st = ask(k_ask, holder["state"], params)
+            st, _ = tell(k_tell, population, fitness, st, params)
+            holder["state"] = jax.block_until_ready(st)
+
+        # jit traces again when the state's types settle (init -> ask -> tell): warm up until they
+        # have, and report that time as compile time.
+        started = time.perf_counter()
+        for _ in range(3):
+            generation()
+        compile_times[(kind, dim)] = time.perf_counter() - started
+        return generation
+
+    return make
+
+
+def pycma_generation(dim: int, popsize: int):
+    import cma
+
+    es = cma.CMAEvolutionStrategy(np.zeros(dim), 0.02, {"popsize": popsize, "CMA_diagonal": True, "verbose": -9, "seed": 1})
+    fitness = list(np.random.default_rng(0).standard_normal(popsize))
+
+    def generation():
+        solutions = es.ask()
+        es.tell(solutions, fitness)
+
+    return generation
+
+
+def nevergrad_generation(dim: int, popsize: int):
+    import nevergrad as ng
+
+    optimizer = ng.optimizers.DiagonalCMA(parametrization=dim, budget=10**9, num_workers=popsize)
+    fitness = np.random.default_rng(0).standard_normal(popsize)
+
+    def generation():
+        candidates = [optimizer.ask() for _ in range(popsize)]
+        for candidate, value in zip(candidates, fitness):
+            optimizer.tell(candidate, float(value))
+
+    return generation
+
+
+def contenders(compile_times: dict) -> list[Contender]:
+    found = [
+        Contender("openai-es", "blackbox", ours("openai-es"), lambda d, p: 16.0 * d),
+        Contender("nes (mirrored)", "blackbox", ours("nes", mirrored=True), lambda d, p: 16.0 * d),
+        Contender("ga", "blackbox", ours("ga"), lambda d, p: 8.0 * 0.2 * p * d),
+    ]
+    for extra in ("pgpe", "snes", "cem", "sep-cma-es"):
+        if extra in bb.registry.strategies.names():
+            found.append(Contender(extra, "blackbox", ours(extra), lambda d, p: 32.0 * d))
+    found += [
+        Contender("PGPE", "evotorch", evotorch_searcher("PGPE"), lambda d, p: 12.0 * p * d),
+        Contender("SNES", "evotorch", evotorch_searcher("SNES"), lambda d, p: 12.0 * p * d),
+        Contender("CEM", "evotorch", evotorch_searcher("CEM"), lambda d, p: 12.0 * p * d),
+        Contender("GeneticAlgorithm", "evotorch", evotorch_searcher("GA"), lambda d, p: 16.0 * p * d),
+        Contender("Open_ES", "evosax", evosax_algorithm("Open_ES", compile_times), lambda d, p: 12.0 * p * d),
+        Contender("SimpleGA", "evosax", evosax_algorithm("SimpleGA", compile_times), lambda d, p: 12.0 * p * d),
+        Contender("CMA (diagonal)", "pycma", pycma_generation, lambda d, p: 24.0 * p * d),
+        Contender("DiagonalCMA", "nevergrad", nevergrad_generation, lambda d, p: 24.0 * p * d),
+    ]
+    return found
+
+
+LIBRARY_MODULES = {"blackbox": "blackbox", "evotorch": "evotorch", "evosax": "evosax", "pycma": "cma",
+                   "nevergrad": "nevergrad"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dims", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
+    parser.add_argument("--popsize", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=60.0, help="skip larger dims once a generation took longer")
+    parser.add_argument("--only", nargs="*", help="library names to include (default: all)")
+    parser.add_argument("--markdown", help="also write the table to this Markdown file")
+    parser.add_argument("--plot", help="write a PNG plot of seconds per generation against dim")
+    args = parser.parse_args()
+
+    compile_times: dict = {}
+    results: dict[tuple[str, str], dict[int, float | str]] = {}
+    floors = {}
+    for dim in args.dims:
+        floors[dim] = memory_floor(dim * args.popsize)
+    for contender in contenders(compile_times):
+        if args.only and contender.library not in args.only:
+            continue
+        key = (contender.library, contender.name)
+        results[key] = {}
+        if version(LIBRARY_MODULES[contender.library]) == "not installed":
+            for dim in args.dims:
+                results[key][dim] = f"skipped: {contender.library} is not installed"
+            continue
+        slow = False
+        for dim in args.dims:
+            if slow:
+                results[key][dim] = f"skipped: a smaller dim already took > {args.budget:g} s/gen"
+                continue
+            need = contender.bytes_per_dim(dim, args.popsize)
+            if need > MEMORY_LIMIT_BYTES:
+                results[key][dim] = f"skipped: needs about {need / 2**30:.0f} GiB"
+                continue
+            try:
+                generation = contender.make(dim, args.popsize)
+                repeats = args.repeats if dim < 10**6 else max(1, args.repeats - 1)
+                seconds = timed(generation, repeats)
+            except Exception as exc:  # noqa: BLE001 - a peer failing is reported, not fatal
+                results[key][dim] = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
+                continue
+            finally:
+                gc.collect()
+            results[key][dim] = seconds
+            print(f"{contender.library:9s} {contender.name:18s} dim {dim:>9,}: {seconds * 1000:10.2f} ms", file=sys.stderr, flush=True)
+            slow = seconds > args.budget
+    lines = [
+        f"Time per generation of ask + tell, population {args.popsize}, trivial fitness; median of "
+        f"{args.repeats} after a warm-up. Machine: {machine()}.",
+        "",
+        "| library | algorithm | " + " | ".join(f"dim {d:,}" for d in args.dims) + " |",
+        "|---|---|" + "---|" * len(args.dims),
+    ]
+    lines.append("| floor | stream popsize x dim float32 | " + " | ".join(f"{floors[d] * 1000:.2f} ms" for d in args.dims) + " |")
+    for (library, name), by_dim in results.items():
+        cells = []
+        for dim in args.dims:
+            value = by_dim[dim]
+            if isinstance(value, float):
+                cells.append(f"{value * 1000:.2f} ms ({value / floors[dim]:.1f}x floor)")
+            else:
+                cells.append(value)
+        lines.append(f"| {library} | {name} | " + " | ".join(cells) + " |")
+    if compile_times:
+        lines += ["", "evosax jit compile time (first ask + tell, excluded above): " + ", ".join(
+            f"{kind} dim {dim:,}: {sec:.2f} s" for (kind, dim), sec in sorted(compile_times.items()))]
+    versions = ", ".join(f"{lib} {version(mod)}" for lib, mod in LIBRARY_MODULES.items())
+    lines += ["", f"Versions: {versions}, numpy {np.__version__}."]
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(text + "\n")
+    if args.plot:
+        plot(results, floors, args.dims, args.plot)
+
+
+def plot(results, floors, dims, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (library, name), by_dim in results.items():
+        xs = [d for d in dims if isinstance(by_dim[d], float)]
+        if xs:
+            style = "-" if library == "blackbox" else "--"
+            ax.plot(xs, [by_dim[d] for d in xs], style, marker="o", label=f"{library} {name}")
+    ax.plot(dims, [floors[d] for d in dims], "k:", label="memory floor")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("dimension")
+    ax.set_ylabel("seconds per generation (ask + tell)")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
