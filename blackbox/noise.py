@@ -104,6 +104,10 @@ class NoiseTable:
         where = "mmap" if self.mapped else "memory"
         return f"NoiseTable(size={self.size}, seed={self.seed}, {where})"
 
+    def _windows(self, dim: int) -> np.ndarray:
+        """Zero-copy ``(size - dim + 1, dim)`` view whose row k is ``table[k : k + dim]``."""
+        return np.lib.stride_tricks.sliding_window_view(self.data, dim)
+
     # -- sampling -------------------------------------------------------------------------
     def sample_offsets(self, rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
         """``count`` uniform offsets at which a slice of length ``dim`` fits in the table."""
@@ -124,7 +128,7 @@ class NoiseTable:
         if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")
         if len(offsets) * dim <= _GATHER_MAX:
-            return self.data[offsets[:, None] + np.arange(dim)]
+            return self._windows(dim)[offsets]
         out = np.empty((len(offsets), dim), dtype=np.float32)
         for i, offset in enumerate(offsets.tolist()):
             out[i] = self.data[offset : offset + dim]
@@ -149,7 +153,7 @@ class NoiseTable:
         if len(offsets) * dim <= _GATHER_MAX:
             # Small case: one gather, then a row-by-row reduction (numpy adds rows in order).
             if len(offsets):
-                block = self.data[offsets[:, None] + np.arange(dim)]
+                block = self._windows(dim)[offsets]
                 np.multiply(block, weights[:, None], out=block)
                 np.sum(block, axis=0, out=acc)
             return acc
