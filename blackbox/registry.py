@@ -330,8 +330,14 @@ def resolved_config(factory: Callable, args: tuple = (), options: dict[str, Any]
         return options
     bound = sig.bind_partial(*args, **options)
     bound.apply_defaults()
-    return {k: v for k, v in bound.arguments.items() if sig.parameters[k].kind not in
-            (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)}
+    out: dict[str, Any] = {}
+    for key, value in bound.arguments.items():
+        kind = sig.parameters[key].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)  # options passed through **kwargs (a plugin's own option set) are kept
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            out[key] = value
+    return out
 
 
 def _make(kind: str, spec: str | Spec, options: dict[str, Any]) -> Any:

@@ -84,7 +84,8 @@ class Subject:
                     f"({type(target).__name__}): the checks build strategies with their own seeds"
                 )
         self.options = options
-        self.id = id or _default_id(target, options, self.kind)
+        shown = {**options, "dim": self.dim} if self.kind == "strategy" and self.dim != 5 else options
+        self.id = id or _default_id(target, shown, self.kind)
         self.expected_failures = dict(expected_failures or {})
         validate_expected_failures(self.kind, self.expected_failures)
 
