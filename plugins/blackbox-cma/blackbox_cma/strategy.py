@@ -140,8 +140,13 @@ class CMAES(Strategy):
         if popsize is not None:
             inopts["popsize"] = self.popsize
         sampler = self.options.get("CMA_sampler")
-        if isinstance(sampler, type) and "randn" in inspect.signature(sampler).parameters:
+        sampler_takes_randn = isinstance(sampler, type) and "randn" in inspect.signature(sampler).parameters
+        if sampler_takes_randn:
             inopts["CMA_sampler_options"] = {"randn": self._randn, **self.options.get("CMA_sampler_options", {})}
+        # pycma draws from numpy's global generator only to round integer variables and in samplers
+        # that take no randn; only then is that generator seeded and restored around each call.
+        self._uses_global_rng = bool(self.options.get("integer_variables")) or (
+            sampler is not None and not sampler_takes_randn)
         with self._global_numpy_rng(0), _quiet_pycma():
             try:
                 self._es = _import_cma().CMAEvolutionStrategy(self._center.copy(), self.sigma0, inopts)
@@ -157,12 +162,15 @@ class CMAES(Strategy):
     #    few things it takes from numpy's global generator (integer variables, samplers without
     #    randn) get a global generator seeded from (seed, generation, call site), which is put
     #    back afterwards, so the user's global stream is untouched and the strategy's own stream
-    #    is exactly pycma's.
+    #    is exactly pycma's. With other options pycma never touches the global generator (tested).
     def _randn(self, *shape: int) -> np.ndarray:
         return self.rng.standard_normal(shape)
 
     @contextlib.contextmanager
     def _global_numpy_rng(self, site: int):
+        if not getattr(self, "_uses_global_rng", True):
+            yield
+            return
         saved = np.random.get_state()
         sequence = np.random.SeedSequence(self.seed, spawn_key=(self.generation, site))
         np.random.seed(int(sequence.generate_state(1)[0]))
@@ -213,7 +221,7 @@ class CMAES(Strategy):
         """pycma's termination criteria that are met now (``es.stop()``); empty while it can go on."""
         if self.generation == 0:
             return {}
-        with self._global_numpy_rng(3), _quiet_pycma():
+        with _quiet_pycma():
             return dict(self._es.stop())
 
     def stop_reason(self) -> str | None:

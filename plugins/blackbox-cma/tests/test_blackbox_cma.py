@@ -92,14 +92,19 @@ def test_nan_ranks_worst_like_any_worse_value():
     np.testing.assert_array_equal(run(lambda f: np.nan), run(lambda f: f.min() - 1e6))
 
 
-def test_user_global_numpy_stream_is_untouched():
+@pytest.mark.parametrize("options", [{}, {"CMA_diagonal": True}, {"bounds": [-1, 1], "CMA_mirrors": True},
+                                     {"integer_variables": [0, 2]}, {"CMA_sampler": "GaussDiagonalSampler"}],
+                         ids=["default", "diagonal", "bounds-mirrors", "integer", "sampler"])
+def test_user_global_numpy_stream_is_untouched(options):
+    """pycma rounds integer variables with np.random: seeded from the strategy and restored."""
     np.random.seed(123)
     expected = np.random.random_sample(3)
     np.random.seed(123)
-    es = bb.make_strategy("cma", dim=4, seed=0, integer_variables=[0, 2])  # pycma rounds with np.random
-    for _ in range(5):
+    es = bb.make_strategy("cma", dim=4, seed=0, **options)
+    for _ in range(8):
         population = es.ask()
         es.tell(-np.sum(population.params ** 2, axis=1))
+    es.stop_reason()
     np.testing.assert_array_equal(np.random.random_sample(3), expected)
 
 
