@@ -76,7 +76,7 @@ def cma_table() -> None:
         rng = np.random.default_rng(1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            raw = cma.CMAEvolutionStrategy(np.zeros(dim), 0.3, {"randn": lambda *s: rng.standard_normal(s),
+            raw = cma.CMAEvolutionStrategy(np.zeros(dim), 0.3, {"randn": lambda *s, rng=rng: rng.standard_normal(s),
                                                                  "seed": np.nan, "verbose": -9})
         t_raw, t_ours = [], []
         for _ in range(30):
