@@ -149,13 +149,21 @@ def _scan_distributions() -> tuple[dict[str, list[PluginEntry]], list[BrokenDist
                     continue
                 name, version = dist.metadata["Name"] or str(key), dist.version or "?"
             except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the others
-                label = str(key or getattr(dist, "_path", "?"))
-                broken.append(BrokenDistribution(label, "?", f"{type(exc).__name__}: {exc}"))
+                if _mentions_blackbox(dist):  # others' broken metadata is not ours to report
+                    label = str(key or getattr(dist, "_path", "?"))
+                    broken.append(BrokenDistribution(label, "?", f"{type(exc).__name__}: {exc}"))
                 continue
             for ep in eps:
                 found[ep.group].append(PluginEntry(kinds[ep.group], ep.name, ep.value, name, version))
         _scan = (found, broken)
         return _scan
+
+
+def _mentions_blackbox(dist) -> bool:
+    try:
+        return "[blackbox." in (dist.read_text("entry_points.txt") or "")
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def broken_distributions() -> list[BrokenDistribution]:

@@ -167,15 +167,22 @@ def test_list_shows_broken_and_clashing_plugins_without_failing(plugins, capsys)
     assert "good-es" in table and "broken-plugin" in table
 
 
-def test_unreadable_entry_points_of_one_distribution_hide_no_other(tmp_path):
+def test_unreadable_entry_points_of_one_distribution_hide_no_other(tmp_path, capsys):
     write_distribution(tmp_path, "garbled", "0.0.1", "[blackbox.strategies]\nthis line has no equals sign\n")
+    write_distribution(tmp_path, "unrelated", "3.0", "[console_scripts]\nno equals sign either\n")
     write_distribution(tmp_path, "good-plugin", "1.2", {"blackbox.strategies": {"good-es": "goodplug:GoodES"}},
                        {"goodplug": GOOD})
     with on_sys_path(tmp_path, ("goodplug",)):
         assert "good-es" in registry.strategies.names()
         broken = registry.broken_distributions()
-        assert [b.distribution for b in broken] == ["garbled"]
+        assert [b.distribution for b in broken] == ["garbled"]  # "unrelated" is not ours to report
+        assert "TypeError" in broken[0].error
         assert bb.make_strategy("good-es", dim=2).dim == 2
+        assert main(["list", "--json"]) == 0
+        rows = json.loads(capsys.readouterr().out)
+        garbled, = [r for r in rows if r["distribution"] == "garbled"]
+        assert garbled["status"].startswith("error: the entry points of distribution garbled cannot be read")
+        assert not [r for r in rows if r["distribution"] == "unrelated"]
 
 
 def test_refresh_finds_new_plugins_and_keeps_runtime_ones(tmp_path):
