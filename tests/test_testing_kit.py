@@ -138,3 +138,34 @@ def test_parametrize_ids_and_marks():
     assert "nes-check_state_dict_round_trip" in ids and len(ids) == len(checks_of("strategy"))
     pickle_param = next(p for p in params if p.id == "nes-check_pickle")
     assert pickle_param.marks[0].name == "xfail" and pickle_param.marks[0].kwargs == {"reason": "reason", "strict": True}
+
+
+def test_the_kit_documents_every_check():
+    import blackbox.testing as kit
+
+    for kind in ("strategy", "problem", "executor"):
+        for check in checks_of(kind):
+            assert f"``{check.name}``" in kit.__doc__, f"{kind} check {check.name} missing from the docstring"
+            assert check.description, f"{check.name} has no docstring"
+
+
+def test_blackbox_check_command(capsys):
+    from blackbox.cli import main
+    from blackbox.registry import strategies
+
+    assert main(["check", "ga", "--dim", "3"]) == 0
+    assert "14 of 14 checks ok" in capsys.readouterr().out
+    strategies.register("walks-away", WalksAway)
+    try:
+        assert main(["check", "walks-away", "--only", "check_converges_on_quadratic"]) == 1
+        out = capsys.readouterr().out
+        assert "failed" in out and "0 of 1 checks ok" in out
+        assert main(["check", "walks-away", "--only", "check_converges_on_quadratic",
+                     "--expect-failure", "check_converges_on_quadratic=walks away by design"]) == 0
+        assert "xfail" in capsys.readouterr().out
+        assert main(["check", "walks-away", "--expect-failure", "check_pikle=typo"]) == 2
+        assert "Did you mean 'check_pickle'?" in capsys.readouterr().err
+    finally:
+        strategies.unregister("walks-away")
+    assert main(["check", "serial", "--json", "--only", "check_order_kept"]) == 0
+    assert '"ok": true' in capsys.readouterr().out
