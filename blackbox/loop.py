@@ -253,6 +253,10 @@ def optimize(
         while True:
             record = run.step()
             reasons = [r for r in (c(record) for c in conditions) if r]
+            own = getattr(strategy, "stop_reason", None)  # e.g. CMA-ES's termination criteria
+            own_reason = own() if callable(own) else None
+            if own_reason:
+                reasons.append(str(own_reason))
             for hook in hooks:
                 if hook.on_generation(run, record):
                     reasons.append(f"callback {type(hook).__name__} asked to stop")

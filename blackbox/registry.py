@@ -23,8 +23,9 @@ from .errors import ConfigError, PluginError, UnknownNameError, did_you_mean
 from .spec import Spec, parse_spec
 
 __all__ = [
-    "PluginEntry", "Registry", "strategies", "problems", "executors", "registry_for",
-    "make_strategy", "make_problem", "make_executor", "resolved_config", "check_options",
+    "PluginEntry", "BrokenDistribution", "Registry", "strategies", "problems", "executors",
+    "registry_for", "refresh", "broken_distributions", "check_protocol", "make_strategy",
+    "make_problem", "make_executor", "resolved_config", "check_options",
 ]
 
 
@@ -41,8 +42,13 @@ class PluginEntry:
     _error: BaseException | None = field(default=None, repr=False)
 
     @property
+    def source(self) -> str:
+        """``distribution version``, as error messages name it."""
+        return f"{self.distribution} {self.version}".strip()
+
+    @property
     def description(self) -> str:
-        """First line of the plugin's docstring ('' if it cannot be imported)."""
+        """First line of the plugin's docstring ('(fails to import)' if it cannot be imported)."""
         try:
             obj = self.load_unchecked()
         except PluginError:
@@ -51,6 +57,7 @@ class PluginEntry:
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     def load_unchecked(self) -> Any:
+        """Import the object the entry point names (once); a PluginError naming the distribution."""
         if self._loaded is not None:
             return self._loaded
         if self._error is not None:
@@ -60,9 +67,9 @@ class PluginEntry:
             obj = importlib.import_module(module_name.strip())
             for part in filter(None, attr.strip().split(".")):
                 obj = getattr(obj, part)
-        except Exception as exc:  # noqa: BLE001 - report any import failure with provenance
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - report any import failure with provenance
             error = PluginError(
-                f"{self.kind} {self.name!r} from distribution {self.distribution} {self.version} "
+                f"{self.kind} {self.name!r} from distribution {self.source} "
                 f"failed to load ({self.value}): {type(exc).__name__}: {exc}"
             )
             error.__cause__ = exc
@@ -70,6 +77,15 @@ class PluginEntry:
             raise error from exc
         self._loaded = obj
         return obj
+
+
+@dataclass(frozen=True)
+class BrokenDistribution:
+    """An installed distribution whose entry-point metadata cannot be read at all."""
+
+    distribution: str
+    version: str
+    error: str
 
 
 _PROTOCOLS: dict[str, tuple[str, ...]] = {
@@ -80,17 +96,88 @@ _PROTOCOLS: dict[str, tuple[str, ...]] = {
 
 
 def check_protocol(kind: str, obj: Any, name: str, source: str) -> None:
-    """Refuse ``obj`` if it lacks a method of the ``kind`` protocol, naming the method."""
+    """Refuse ``obj`` if it lacks a method of the ``kind`` protocol (or is abstract), naming it."""
     missing = [m for m in _PROTOCOLS[kind] if not hasattr(obj, m)]
     if missing:
         raise PluginError(
             f"{kind} {name!r} from {source} does not satisfy the {kind} protocol: "
             f"missing {', '.join(missing)}"
         )
+    if inspect.isclass(obj) and inspect.isabstract(obj):
+        abstract = sorted(getattr(obj, "__abstractmethods__", ()))
+        raise PluginError(
+            f"{kind} {name!r} from {source} is an abstract class: it does not implement "
+            f"{', '.join(abstract)}"
+        )
 
 
 def _plural(kind: str) -> str:
     return "strategies" if kind == "strategy" else kind + "s"
+
+
+# -- discovery: one scan of the installed distributions serves all three groups ------------------
+GROUPS = {"strategy": "blackbox.strategies", "problem": "blackbox.problems", "executor": "blackbox.executors"}
+
+_scan_lock = threading.Lock()
+_scan: tuple[dict[str, list[PluginEntry]], list[BrokenDistribution]] | None = None
+
+
+def _scan_distributions() -> tuple[dict[str, list[PluginEntry]], list[BrokenDistribution]]:
+    """Entries of every blackbox group from every installed distribution, read once.
+
+    Each distribution is read on its own, so one with unreadable metadata is recorded as broken
+    instead of hiding every other plugin (``importlib.metadata.entry_points()`` gives up on all
+    of them). As in ``importlib.metadata``, the first copy of a distribution on ``sys.path`` wins.
+    """
+    global _scan
+    with _scan_lock:
+        if _scan is not None:
+            return _scan
+        kinds = {group: kind for kind, group in GROUPS.items()}
+        found: dict[str, list[PluginEntry]] = {group: [] for group in kinds}
+        broken: list[BrokenDistribution] = []
+        seen: set[str] = set()
+        for dist in metadata.distributions():
+            key = getattr(dist, "_normalized_name", None)
+            try:
+                key = key or dist.metadata["Name"]
+                if key in seen:
+                    continue
+                seen.add(key)
+                eps = [ep for ep in dist.entry_points if ep.group in kinds]
+                if not eps:
+                    continue
+                name, version = dist.metadata["Name"] or str(key), dist.version or "?"
+            except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the others
+                if _mentions_blackbox(dist):  # others' broken metadata is not ours to report
+                    label = str(key or getattr(dist, "_path", "?"))
+                    broken.append(BrokenDistribution(label, "?", f"{type(exc).__name__}: {exc}"))
+                continue
+            for ep in eps:
+                found[ep.group].append(PluginEntry(kinds[ep.group], ep.name, ep.value, name, version))
+        _scan = (found, broken)
+        return _scan
+
+
+def _mentions_blackbox(dist) -> bool:
+    try:
+        return "[blackbox." in (dist.read_text("entry_points.txt") or "")
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def broken_distributions() -> list[BrokenDistribution]:
+    """Installed distributions whose entry points could not be read."""
+    return list(_scan_distributions()[1])
+
+
+def refresh() -> None:
+    """Forget what was discovered, so that plugins installed since are found (runtime ones stay)."""
+    global _scan
+    with _scan_lock:
+        _scan = None
+    for registry in _REGISTRIES.values():
+        registry._forget()
 
 
 class Registry:
@@ -101,7 +188,8 @@ class Registry:
         self.group = group
         self._entries: dict[str, PluginEntry] | None = None
         self._conflicts: dict[str, list[PluginEntry]] = {}
-        self._lock = threading.Lock()
+        self._runtime: dict[str, PluginEntry] = {}
+        self._lock = threading.RLock()
 
     def _discover(self) -> dict[str, PluginEntry]:
         with self._lock:
@@ -109,40 +197,40 @@ class Registry:
                 return self._entries
             entries: dict[str, PluginEntry] = {}
             conflicts: dict[str, list[PluginEntry]] = {}
-            for ep in metadata.entry_points(group=self.group):
-                dist = getattr(ep, "dist", None)
-                entry = PluginEntry(
-                    self.kind, ep.name, ep.value,
-                    dist.name if dist is not None else "<unknown>",
-                    dist.version if dist is not None else "?",
-                )
-                previous = entries.get(ep.name)
+            discovered = _scan_distributions()[0].get(self.group, [])
+            for entry in [*discovered, *self._runtime.values()]:
+                previous = entries.get(entry.name)
                 if previous is None:
-                    entries[ep.name] = entry
+                    entries[entry.name] = entry
                 elif (previous.distribution, previous.value) != (entry.distribution, entry.value):
-                    conflicts.setdefault(ep.name, [previous]).append(entry)
+                    conflicts.setdefault(entry.name, [previous]).append(entry)
             self._entries, self._conflicts = entries, conflicts
             return entries
 
+    def _forget(self) -> None:
+        with self._lock:
+            self._entries = None
+            self._conflicts = {}
+
     def names(self) -> list[str]:
-        """Every registered name, sorted."""
+        """Every registered name, sorted (names claimed twice included)."""
         return sorted(self._discover())
 
     def entries(self) -> list[PluginEntry]:
-        """Every entry, sorted by name (conflicting names included once)."""
+        """Every entry with a single provider, sorted by name; see :meth:`conflicts` for the rest."""
         found = self._discover()
-        return [found[n] for n in sorted(found)]
+        return [found[n] for n in sorted(found) if n not in self._conflicts]
 
     def conflicts(self) -> dict[str, list[PluginEntry]]:
-        """Names claimed by more than one distribution."""
+        """Names claimed by more than one distribution, with every claim."""
         self._discover()
-        return dict(self._conflicts)
+        return {name: list(claims) for name, claims in self._conflicts.items()}
 
     def entry(self, name: str) -> PluginEntry:
         """The entry called ``name``; UnknownNameError with a hint and the installed names otherwise."""
         found = self._discover()
         if name in self._conflicts:
-            claims = "; ".join(f"{e.distribution} {e.version} ({e.value})" for e in self._conflicts[name])
+            claims = "; ".join(f"{e.source} ({e.value})" for e in self._conflicts[name])
             raise PluginError(
                 f"{self.kind} name {name!r} is claimed by more than one distribution: {claims}. "
                 f"Uninstall one of them or rename its entry point in group {self.group!r}"
@@ -159,43 +247,44 @@ class Registry:
         entry = self.entry(name)
         obj = entry.load_unchecked()
         if inspect.isclass(obj):
-            check_protocol(self.kind, obj, name, f"{entry.distribution} {entry.version}")
+            check_protocol(self.kind, obj, name, entry.source)
         elif not callable(obj):
             raise PluginError(
-                f"{self.kind} {name!r} from {entry.distribution} {entry.version} points to "
+                f"{self.kind} {name!r} from {entry.source} points to "
                 f"{type(obj).__name__}, not a class or factory function"
             )
         return obj
 
     def register(self, name: str, obj: Any, distribution: str = "<runtime>") -> None:
         """Register ``obj`` in this process only (notebooks, tests); a taken name is an error."""
-        found = self._discover()
-        if name in found:
-            other = found[name]
-            raise PluginError(
-                f"{self.kind} name {name!r} is already provided by {other.distribution} {other.version}"
-            )
-        if inspect.isclass(obj):
-            check_protocol(self.kind, obj, name, distribution)
-        value = f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', repr(obj))}"
-        found[name] = PluginEntry(self.kind, name, value, distribution, "", _loaded=obj)
+        with self._lock:
+            found = self._discover()
+            if name in found:
+                other = found[name]
+                raise PluginError(f"{self.kind} name {name!r} is already provided by {other.source}")
+            if inspect.isclass(obj):
+                check_protocol(self.kind, obj, name, distribution)
+            elif not callable(obj):
+                raise PluginError(f"{self.kind} {name!r}: expected a class or factory function, got {obj!r}")
+            value = f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', repr(obj))}"
+            entry = PluginEntry(self.kind, name, value, distribution, "", _loaded=obj)
+            self._runtime[name] = entry
+            found[name] = entry
 
     def unregister(self, name: str) -> None:
-        """Drop an entry registered with :meth:`register`."""
-        found = self._discover()
-        if name in found and found[name].distribution == "<runtime>":
-            del found[name]
+        """Drop an entry registered with :meth:`register` (installed plugins cannot be dropped)."""
+        with self._lock:
+            if self._runtime.pop(name, None) is not None:
+                self._forget()
 
     def refresh(self) -> None:
-        """Forget discovered entries so that newly installed plugins are found."""
-        with self._lock:
-            self._entries = None
-            self._conflicts = {}
+        """Forget discovered entries of every kind so that newly installed plugins are found."""
+        refresh()
 
 
-strategies = Registry("strategy", "blackbox.strategies")
-problems = Registry("problem", "blackbox.problems")
-executors = Registry("executor", "blackbox.executors")
+strategies = Registry("strategy", GROUPS["strategy"])
+problems = Registry("problem", GROUPS["problem"])
+executors = Registry("executor", GROUPS["executor"])
 _REGISTRIES = {"strategy": strategies, "problem": problems, "executor": executors}
 
 
@@ -249,8 +338,14 @@ def resolved_config(factory: Callable, args: tuple = (), options: dict[str, Any]
         return options
     bound = sig.bind_partial(*args, **options)
     bound.apply_defaults()
-    return {k: v for k, v in bound.arguments.items() if sig.parameters[k].kind not in
-            (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)}
+    out: dict[str, Any] = {}
+    for key, value in bound.arguments.items():
+        kind = sig.parameters[key].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)  # options passed through **kwargs (a plugin's own option set) are kept
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            out[key] = value
+    return out
 
 
 def _make(kind: str, spec: str | Spec, options: dict[str, Any]) -> Any:
@@ -266,8 +361,7 @@ def _make(kind: str, spec: str | Spec, options: dict[str, Any]) -> Any:
     check_options(kind, parsed.name, factory, tuple(parsed.args), merged)
     obj = factory(*parsed.args, **merged)
     if not inspect.isclass(factory):
-        entry = registry.entry(parsed.name)
-        check_protocol(kind, obj, parsed.name, f"{entry.distribution} {entry.version}")
+        check_protocol(kind, obj, parsed.name, registry.entry(parsed.name).source)
     return obj
 
 

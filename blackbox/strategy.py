@@ -161,6 +161,14 @@ class Strategy(ABC):
         self._rng_state_at_ask = None
         self._load_state_dict(state)
 
+    def stop_reason(self) -> str | None:
+        """Why this strategy cannot usefully go on (None while it can); ``optimize`` stops on it.
+
+        The built-ins always go on; a strategy with its own termination criteria (CMA-ES's tolx,
+        tolfun, ...) returns a short reason such as ``"pycma: tolfun=1e-11"``.
+        """
+        return None
+
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, "
                 f"generation={self.generation}, seed={self.seed})")

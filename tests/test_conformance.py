@@ -1,0 +1,43 @@
+"""Every built-in strategy, problem and executor passes the conformance kit (``blackbox.testing``)."""
+
+from __future__ import annotations
+
+from blackbox.registry import executors, problems, strategies
+from blackbox.testing import Subject, parametrize_with_checks
+
+STRATEGIES = [
+    Subject("openai-es"),
+    Subject("openai-es", mirrored=False, popsize=15, optimizer="sgd", shaping="zscore"),
+    Subject("nes"),
+    Subject("nes", mirrored=True, popsize=20, optimizer="momentum", dim=12),
+    Subject("ga"),
+    Subject("ga", elitism=0, truncation=0.5, popsize=9, dim=2),
+]
+PROBLEMS = [
+    Subject("quadratic"),
+    Subject("quadratic", dim=7, solution=1.5),
+    Subject("sphere"),
+    Subject("rosenbrock", dim=3),
+    Subject("rastrigin"),
+]
+EXECUTORS = [
+    Subject("serial"),
+    Subject("serial", batch_size=2),
+]
+
+
+@parametrize_with_checks(STRATEGIES + PROBLEMS + EXECUTORS)
+def test_builtins_conform(check):
+    check()
+
+
+def test_every_builtin_is_checked():
+    checked = {parse_name(s) for s in STRATEGIES + PROBLEMS + EXECUTORS}
+    for registry in (strategies, problems, executors):
+        builtins = {e.name for e in registry.entries() if e.distribution == "blackbox-es"}
+        missing = builtins - checked
+        assert not missing, f"built-in {registry.kind}(s) {sorted(missing)} not in tests/test_conformance.py"
+
+
+def parse_name(subject: Subject) -> str:
+    return subject.target.partition(":")[0]
