@@ -82,8 +82,11 @@ def nes_utility_values(n: int) -> np.ndarray:
 
 
 def nes_utilities(fitness: np.ndarray) -> np.ndarray:
-    """NES rank-based utilities of each row (ties share their mean)."""
-    return rank_weights(fitness, nes_utility_values(len(fitness)))
+    """NES rank-based utilities of each row (ties share their mean; all tied: exactly zero)."""
+    f = np.where(np.isnan(fitness), -np.inf, np.asarray(fitness, dtype=np.float64))
+    if len(f) == 0 or np.all(f == f[0]):
+        return np.zeros(len(f), dtype=np.float64)  # no information: no update, not rounding noise
+    return rank_weights(f, nes_utility_values(len(f)))
 
 
 def _finite(fitness: np.ndarray) -> np.ndarray:

@@ -19,8 +19,8 @@ import numpy as np
 from ..noise import NoiseTable
 from ..optim import OPTIMIZERS, make_optimizer
 from ..population import Population
-from ..schedule import SigmaSchedule
 from ..sampling import check_mirrored_popsize, sample_rows
+from ..schedule import SigmaSchedule
 from ..shaping import SHAPINGS, get_shaping
 from ..strategy import Strategy
 from ..validation import check_choice, check_float, check_int
