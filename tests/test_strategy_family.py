@@ -38,7 +38,8 @@ CONVERGENCE = [
     ("ars", {}, "quadratic", 10, 300, 1e-20, _),
     ("ars", {}, "quadratic", 100, 300, 0.05, "slow"),
     ("ars", {}, "sphere", 20, 400, 1e-6, "slow"),
-    ("cem", {"sigma": 1.0, "extra_noise": 0.01, "extra_noise_decay": 150}, "quadratic", 10, 200, 1e-4, _),
+    ("cem", {}, "quadratic", 10, 300, 1e-6, _),
+    ("cem", {"sigma": 1.0, "extra_noise": 0.01, "extra_noise_decay": 150}, "quadratic", 10, 200, 1e-4, "slow"),
     ("cem", {"sigma": 1.0, "popsize": 200, "extra_noise": 0.01, "extra_noise_decay": 250}, "quadratic", 100, 300, 1e-3, "slow"),
     ("cem", {"sigma": 1.0, "popsize": 100, "extra_noise": 0.01, "extra_noise_decay": 200}, "sphere", 20, 300, 1e-6, "slow"),
     ("cem", {"sigma": 0.5, "popsize": 100, "extra_noise": 0.01, "extra_noise_decay": 250}, "rosenbrock", 2, 300, 0.05, "slow"),
@@ -112,6 +113,25 @@ def test_state_dict_continues_bit_identically(name, between):
         fresh.tell(fitness(pb.params))
     assert np.array_equal(ref.center, fresh.center) and ref.sigma == fresh.sigma
     assert fresh.generation == ref.generation == (17 if between else 16)
+
+
+@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("between", [False, True], ids=["after-tell", "between-ask-and-tell"])
+def test_pickled_strategy_continues_identically(name, between):
+    a = run(name, 4, generations=5)
+    if between:
+        pending = a.ask()
+    b = pickle.loads(pickle.dumps(a))
+    if between:
+        f = -np.sum(pending.params**2, axis=1)
+        a.tell(f)
+        b.tell(f)
+    for _ in range(5):
+        pa, pb = a.ask(), b.ask()
+        np.testing.assert_array_equal(pa.params, pb.params)
+        a.tell(-np.sum(pa.params**2, axis=1))
+        b.tell(-np.sum(pb.params**2, axis=1))
+    np.testing.assert_array_equal(a.center, b.center)
 
 
 @pytest.mark.parametrize("name", COMPACT)
@@ -222,6 +242,13 @@ BAD = [
     ("cem", {"extra_noise_decay": 0}, "extra_noise_decay must be >= 1, got 0"),
     ("cem", {"sigma": 0}, "sigma must be > 0, got 0"),
 ]
+
+
+@pytest.mark.parametrize("name,alternative", [("cma-es", "sep-cma-es"), ("xnes", "snes")])
+def test_dense_strategies_refuse_huge_dimensions(name, alternative):
+    with pytest.raises(bb.ConfigError, match=f"{name} keeps dim x dim matrices \\(16,000 GB for dim=1000000\\).*"
+                                             f"Use {alternative} for large dimensions"):
+        bb.make_strategy(name, dim=1_000_000)
 
 
 @pytest.mark.parametrize("name,options,message", BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])

@@ -32,7 +32,7 @@ from ..strategy import Strategy
 from ..validation import check_dim_x0, check_float, check_int
 from .snes import default_nes_popsize
 
-__all__ = ["CMAES", "CMAParameters", "cma_parameters"]
+__all__ = ["CMAES", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,22 @@ def cma_parameters(n: int, popsize: int, mu: int, active: bool, diagonal: bool =
     return CMAParameters(n, popsize, mu, weights, float(mu_eff), c_sigma, d_sigma, c_c, c_1, c_mu, chi_n)
 
 
+#: Above this many parameters the dense strategies refuse to start: two dim x dim float64 matrices
+#: (6.4 GB at 20,000) and an O(dim^3) eigendecomposition per update are no longer a sane default.
+MAX_DENSE_DIM = 20_000
+
+
+def check_dense_dim(name: str, dim: int, alternative: str) -> None:
+    """Refuse dimensions whose dim x dim matrices would not fit, naming the linear-cost variant."""
+    if dim > MAX_DENSE_DIM:
+        gigabytes = 2 * 8 * dim * dim / 1e9
+        raise ConfigError(
+            f"{name} keeps dim x dim matrices ({gigabytes:,.0f} GB for dim={dim}) and decomposes them "
+            f"every few generations; it supports dim <= {MAX_DENSE_DIM}. Use {alternative} for large "
+            f"dimensions (per-dimension variances, linear cost)"
+        )
+
+
 def check_mu(mu: int | None, popsize: int) -> int:
     """The number of parents: ``popsize // 2`` by default, at most that (the log weights of later
     places are negative)."""
@@ -113,6 +129,7 @@ class CMAES(Strategy):
         seed: int | None = None,
     ):
         n, _ = check_dim_x0(dim, x0)
+        check_dense_dim("cma-es", n, "sep-cma-es")
         popsize = default_nes_popsize(n) if popsize is None else popsize
         super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
         self.sigma = check_float("sigma", sigma, positive=True)

@@ -30,6 +30,7 @@ from ..population import Population
 from ..shaping import SHAPINGS
 from ..strategy import Strategy
 from ..validation import check_choice, check_dim_x0, check_float
+from .cma_es import check_dense_dim
 from .snes import default_nes_popsize, normalized_utilities
 
 __all__ = ["XNES", "symmetric_expm"]
@@ -60,6 +61,7 @@ class XNES(Strategy):
         seed: int | None = None,
     ):
         n, _ = check_dim_x0(dim, x0)
+        check_dense_dim("xnes", n, "snes")
         popsize = default_nes_popsize(n) if popsize is None else popsize
         super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
         self.sigma = check_float("sigma", sigma, positive=True)
