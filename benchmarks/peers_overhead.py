@@ -19,8 +19,8 @@ import argparse
 import gc
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from _common import machine, memory_floor, timed, version

@@ -28,22 +28,22 @@ from .errors import (
 from .executor import Executor
 from .loop import Callback, Record, Result, Run, optimize
 from .noise import NoiseTable
-from .optim import SGD, Adam, make_optimizer
+from .optim import SGD, Adam, ClipUp, make_optimizer
 from .population import Population
 from .problem import EvalResult, Problem
 from .registry import make_executor, make_problem, make_strategy
 from .seeding import evaluation_seeds
-from .shaping import centered_ranks, zscore
+from .shaping import centered_ranks, nes_utilities, zscore
 from .spec import Spec, parse_spec
 from .strategy import Strategy
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Adam", "BlackboxError", "Callback", "CheckpointError", "ConfigError", "EvalResult",
+    "Adam", "BlackboxError", "Callback", "CheckpointError", "ClipUp", "ConfigError", "EvalResult",
     "EvaluationError", "Executor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
     "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
     "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
-    "make_optimizer", "make_problem", "make_strategy", "optimize", "parse_spec", "stop", "zscore",
+    "make_optimizer", "make_problem", "make_strategy", "nes_utilities", "optimize", "parse_spec", "stop", "zscore",
     "__version__",
 ]

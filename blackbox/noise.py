@@ -170,6 +170,52 @@ class NoiseTable:
         return acc
 
 
+    def weighted_sums(
+        self, weights: np.ndarray, square_weights: np.ndarray, offsets: np.ndarray, dim: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(sum_i w_i e_i, sum_i v_i e_i**2)`` with ``e_i = table[offsets[i] : offsets[i] + dim]``.
+
+        Both sums in one pass (float32), each slice read from memory once: what diagonal
+        strategies (PGPE, SNES, sep-CMA-ES, CEM) need to update a mean and per-dimension variances.
+        """
+        weights = np.asarray(weights, dtype=np.float32)
+        square_weights = np.asarray(square_weights, dtype=np.float32)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if not (weights.shape == square_weights.shape == offsets.shape) or weights.ndim != 1:
+            raise ValueError(
+                f"weights {weights.shape}, square_weights {square_weights.shape} and offsets "
+                f"{offsets.shape} must be equal 1-d"
+            )
+        if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
+            raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")
+        linear = np.zeros(dim, dtype=np.float32)
+        squares = np.zeros(dim, dtype=np.float32)
+        if len(offsets) * dim <= _GATHER_MAX:
+            if len(offsets):
+                block = self.data[offsets[:, None] + np.arange(dim)]
+                np.sum(block * weights[:, None], axis=0, out=linear)
+                np.multiply(block, block, out=block)
+                np.multiply(block, square_weights[:, None], out=block)
+                np.sum(block, axis=0, out=squares)
+            return linear, squares
+        triples = [(o, w, v) for o, w, v in zip(offsets.tolist(), weights, square_weights) if w != 0.0 or v != 0.0]
+        data = self.data
+        tmp = np.empty(min(dim, _CHUNK), dtype=np.float32)
+        for start in range(0, dim, _CHUNK):
+            stop = min(start + _CHUNK, dim)
+            lin_chunk, sq_chunk, tmp_chunk = linear[start:stop], squares[start:stop], tmp[: stop - start]
+            for offset, weight, square_weight in triples:
+                noise = data[offset + start : offset + stop]
+                if weight != 0.0:
+                    np.multiply(noise, weight, out=tmp_chunk)
+                    np.add(lin_chunk, tmp_chunk, out=lin_chunk)
+                if square_weight != 0.0:
+                    np.multiply(noise, square_weight, out=tmp_chunk)
+                    np.multiply(tmp_chunk, noise, out=tmp_chunk)
+                    np.add(sq_chunk, tmp_chunk, out=sq_chunk)
+        return linear, squares
+
+
 def _check_size(size: int) -> int:
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
         if not (isinstance(size, (float, np.floating)) and float(size).is_integer()):

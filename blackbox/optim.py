@@ -1,4 +1,4 @@
-"""Gradient-ascent optimizers for search-gradient strategies: SGD, momentum, Adam.
+"""Gradient-ascent optimizers for search-gradient strategies: SGD, momentum, Adam, ClipUp.
 
 Each takes the current parameters and an ascent direction (an estimate of the gradient of the
 expected fitness) and returns the new parameters. ``weight_decay`` is an L2 penalty folded into
@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ConfigError, did_you_mean
 
-__all__ = ["Optimizer", "SGD", "Adam", "make_optimizer", "OPTIMIZERS"]
+__all__ = ["Optimizer", "SGD", "Adam", "ClipUp", "make_optimizer", "OPTIMIZERS"]
 
 
 def _check_nonneg(name: str, value: float, *, positive: bool = False) -> float:
@@ -120,13 +120,55 @@ class Adam(Optimizer):
         self.v = np.array(state["v"], dtype=np.float64)
 
 
-OPTIMIZERS = ("sgd", "momentum", "adam")
+class ClipUp(Optimizer):
+    """ClipUp (Toklu, Liskowski & Srivastava, PPSN 2020): normalized gradient, momentum, clipped speed.
+
+    Each step adds ``lr * g / ||g||`` to a velocity that decays by ``momentum`` and whose norm is
+    clipped to ``max_speed`` (default ``2 * lr``, as in EvoTorch); the velocity is the step. The step
+    length is thus set in parameter units, independent of the fitness scale. A zero gradient adds
+    nothing (the velocity only decays).
+    """
+
+    def __init__(self, dim: int, lr: float, momentum: float = 0.9, max_speed: float | None = None,
+                 weight_decay: float = 0.0, decoupled: bool = False):
+        super().__init__(dim, lr, weight_decay, decoupled)
+        self.momentum = _check_nonneg("momentum", momentum)
+        if self.momentum >= 1:
+            raise ConfigError(f"momentum must be in [0, 1), got {momentum!r}")
+        self.max_speed = 2.0 * self.lr if max_speed is None else _check_nonneg("max_speed", max_speed, positive=True)
+        self.velocity = np.zeros(self.dim, dtype=np.float64)
+
+    def _direction(self, g: np.ndarray) -> np.ndarray:
+        norm = float(np.linalg.norm(g))
+        velocity = self.momentum * self.velocity
+        if norm > 0 and np.isfinite(norm):
+            velocity += (self.lr / norm) * g
+        speed = float(np.linalg.norm(velocity))
+        if speed > self.max_speed:
+            velocity *= self.max_speed / speed
+        self.velocity = velocity
+        return velocity.copy()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"t": self.t, "velocity": self.velocity.copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.t = int(state["t"])
+        self.velocity = np.array(state["velocity"], dtype=np.float64)
+
+
+OPTIMIZERS = ("sgd", "momentum", "adam", "clipup")
 
 
 def make_optimizer(name: str, dim: int, lr: float, *, weight_decay: float = 0.0,
                    momentum: float = 0.9, beta1: float = 0.9, beta2: float = 0.999,
-                   eps: float = 1e-8, decoupled: bool = False) -> Optimizer:
-    """Build ``sgd``, ``momentum`` (SGD with ``momentum``) or ``adam`` for ``dim`` parameters."""
+                   eps: float = 1e-8, decoupled: bool = False, max_speed: float | None = None) -> Optimizer:
+    """Build ``sgd``, ``momentum`` (SGD with ``momentum``), ``adam`` or ``clipup`` for ``dim`` parameters.
+
+    ``clipup`` uses ``momentum`` and ``max_speed`` (default ``2 * lr``).
+    """
+    if name == "clipup":
+        return ClipUp(dim, lr, momentum, max_speed, weight_decay, decoupled)
     if name == "sgd":
         return SGD(dim, lr, 0.0, weight_decay, decoupled)
     if name == "momentum":

@@ -139,6 +139,26 @@ class Population:
         combined = np.bincount(inverse, weights=coeff[live], minlength=len(unique))
         return self.table.weighted_sum(combined, unique, self.dim)
 
+    def noise_weighted_sums(
+        self, weights: np.ndarray, square_weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(sum_i w_i s_i eps_i, sum_i v_i eps_i**2)`` (float32) in one pass over the noise.
+
+        ``eps_i`` is row i's table slice and ``s_i`` its sign; the squares carry no sign. Rows
+        sharing an offset are combined first (a mirrored pair: ``w+ - w-`` and ``v+ + v-``), so each
+        distinct slice is read once; rows with sign 0 add nothing to either sum.
+        """
+        if self.table is None:
+            raise ValueError("noise_weighted_sums needs a compact population (this one is dense)")
+        live = self.signs != 0
+        linear = np.asarray(weights, dtype=np.float64) * self.signs
+        unique, inverse = np.unique(self.offsets[live], return_inverse=True)
+        combined = np.bincount(inverse, weights=linear[live], minlength=len(unique))
+        squares = np.bincount(
+            inverse, weights=np.asarray(square_weights, dtype=np.float64)[live], minlength=len(unique)
+        )
+        return self.table.weighted_sums(combined, squares, unique, self.dim)
+
     def take(self, indices: Sequence[int] | np.ndarray | slice) -> Population:
         """The sub-population at ``indices`` (compact stays compact; bases are shared, not copied)."""
         if isinstance(indices, slice):

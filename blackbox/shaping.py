@@ -5,6 +5,13 @@ invariant to any strictly increasing transform of the fitness, which makes ES ro
 scale and outliers. Tied values share their average rank, so a constant fitness gives all-zero
 weights (no update) instead of an arbitrary order.
 
+``nes`` is the rank-based utility of Wierstra et al. 2014 (JMLR 15, "Natural Evolution
+Strategies", section 3.1): ``u_k = max(0, log(n/2 + 1) - log k) / sum_j max(0, log(n/2 + 1) - log j)
+- 1/n`` for the k-th best of n; the weights sum to zero and only the better half gets positive
+weight. :func:`rank_weights` hands any such best-first table of weights to the rows of a
+population, tied rows sharing the mean of their places' weights (CMA-ES, CEM and the NES family use
+it).
+
 Non-finite fitness: NaN and -inf rank worst; +inf ranks best. ``zscore`` and ``raw`` need finite
 numbers, so they first clip -inf/NaN to the worst finite value and +inf to the best one.
 """
@@ -17,7 +24,10 @@ import numpy as np
 
 from .errors import ConfigError, did_you_mean
 
-__all__ = ["centered_ranks", "zscore", "raw", "average_ranks", "get_shaping", "SHAPINGS"]
+__all__ = [
+    "centered_ranks", "zscore", "raw", "average_ranks", "rank_weights", "nes_utility_values",
+    "nes_utilities", "get_shaping", "SHAPINGS",
+]
 
 
 def average_ranks(fitness: np.ndarray) -> np.ndarray:
@@ -41,6 +51,42 @@ def centered_ranks(fitness: np.ndarray) -> np.ndarray:
     if n < 2:
         return np.zeros(n, dtype=np.float64)
     return average_ranks(fitness) / (n - 1) - 0.5
+
+
+def rank_weights(fitness: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Give the best row ``values[0]``, the second best ``values[1]``, ...; NaN ranks worst.
+
+    Rows with equal fitness share the mean of the values of the places they occupy, so the result
+    does not depend on the order of the rows and a constant fitness gives every row the mean value.
+    """
+    f = np.where(np.isnan(fitness), -np.inf, np.asarray(fitness, dtype=np.float64))
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != f.shape:
+        raise ValueError(f"need one value per row: {values.shape} values for {f.shape} fitness")
+    order = np.argsort(-f, kind="stable")  # best first
+    sorted_f = f[order]
+    starts = np.flatnonzero(np.r_[True, sorted_f[1:] != sorted_f[:-1]]) if len(f) else np.array([], int)
+    counts = np.diff(np.r_[starts, len(f)])
+    means = np.add.reduceat(values, starts) / counts if len(f) else values
+    out = np.empty_like(values)
+    out[order] = np.repeat(means, counts)
+    return out
+
+
+def nes_utility_values(n: int) -> np.ndarray:
+    """The NES utilities of places 1..n, best first (Wierstra et al. 2014); they sum to zero."""
+    if n < 1:
+        return np.zeros(0, dtype=np.float64)
+    raw_values = np.maximum(0.0, np.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
+    return raw_values / raw_values.sum() - 1.0 / n
+
+
+def nes_utilities(fitness: np.ndarray) -> np.ndarray:
+    """NES rank-based utilities of each row (ties share their mean; all tied: exactly zero)."""
+    f = np.where(np.isnan(fitness), -np.inf, np.asarray(fitness, dtype=np.float64))
+    if len(f) == 0 or np.all(f == f[0]):
+        return np.zeros(len(f), dtype=np.float64)  # no information: no update, not rounding noise
+    return rank_weights(f, nes_utility_values(len(f)))
 
 
 def _finite(fitness: np.ndarray) -> np.ndarray:
@@ -73,6 +119,7 @@ SHAPINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "centered_ranks": centered_ranks,
     "zscore": zscore,
     "raw": raw,
+    "nes": nes_utilities,
 }
 
 

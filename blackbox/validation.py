@@ -11,7 +11,10 @@ from .errors import ConfigError, did_you_mean
 #: The largest dimension accepted: the largest noise table (2^31 float32 values).
 MAX_DIM = 2**31
 
-__all__ = ["check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0"]
+__all__ = [
+    "check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0",
+    "check_stdev",
+]
 
 
 def _plain(value):
@@ -107,3 +110,14 @@ def check_dim_x0(dim, x0) -> tuple[int, np.ndarray]:
     if x0 is None:
         return dim, np.zeros(dim, dtype=np.float64)
     return dim, np.full(dim, check_float("x0", x0), dtype=np.float64)
+
+
+def check_stdev(name: str, value, dim: int) -> np.ndarray:
+    """Per-dimension standard deviations: a positive number (for every dimension) or a vector."""
+    if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return np.full(dim, check_float(name, value, positive=True), dtype=np.float64)
+    vec = check_vector(name, value, dim)
+    bad = np.flatnonzero(vec <= 0)
+    if len(bad):
+        raise ConfigError(f"{name} must be > 0 in every dimension; entry {bad[0]} is {float(vec[bad[0]])}")
+    return vec

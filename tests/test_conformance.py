@@ -12,6 +12,21 @@ STRATEGIES = [
     Subject("nes", mirrored=True, popsize=20, optimizer="momentum", dim=12),
     Subject("ga"),
     Subject("ga", elitism=0, truncation=0.5, popsize=9, dim=2),
+    Subject("openai-es", sigma_decay=0.99, sigma_min=0.001),
+    Subject("pgpe"),
+    Subject("pgpe", optimizer="adam", mirrored=False, popsize=12),
+    Subject("snes"),
+    Subject("xnes"),
+    Subject("cma-es"),
+    Subject("cma-es", active=False, popsize=20),
+    Subject("sep-cma-es"),
+    Subject("ars"),
+    Subject("ars", top=4, std_scaling=False, popsize=16),
+    Subject("cem"),
+    Subject("cem", smoothing=0.5, popsize=30),
+    Subject("cem", extra_noise=0.0, expected_failures={
+        "check_converges_on_quadratic": "plain CEM (no extra noise) collapses its variance before "
+                                        "reaching the optimum: the reason Szita & Lorincz add noise"}),
 ]
 PROBLEMS = [
     Subject("quadratic"),

@@ -23,3 +23,18 @@ def test_readme_opening_example_runs_and_converges():
     namespace: dict = {}
     exec(compile(code.replace("print(es.center)", "center = es.center"), "README.md", "exec"), namespace)
     assert np.sum((namespace["center"] - [0.5, 0.1, -0.3]) ** 2) < 1e-3
+
+
+def test_readme_strategy_table_lists_every_builtin_with_its_file():
+    from blackbox.registry import strategies
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Built-in strategies"):]
+    rows = re.findall(r"^\| `([a-z-]+)` \|[^|]+\| `([a-z_]+\.py)` \|", section, flags=re.M)
+    listed = dict(rows)
+    builtins = {name for name in strategies.names() if strategies.entry(name).distribution == "blackbox-es"}
+    assert builtins <= set(listed), builtins - set(listed)
+    for name, filename in listed.items():
+        assert (ROOT / "blackbox" / "strategies" / filename).is_file(), filename
+        module = strategies.entry(name).value.split(":")[0]
+        assert module == f"blackbox.strategies.{filename[:-3]}"

@@ -6,7 +6,8 @@ Strategies", JMLR 15, 2014 (the search-gradient estimator with a fixed isotropic
 
 with ``F`` the standardized fitness (z-scores) by default. Mirrored sampling is an option. The
 blog's example (solution [0.5, 0.1, -0.3], popsize 50, sigma 0.1, lr 0.001, 300 iterations from a
-standard-normal start) converges with it as in the blog.
+standard-normal start) converges with it as in the blog. Sigma is fixed unless ``sigma_decay`` /
+``sigma_min`` set a schedule (:mod:`blackbox.schedule`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..noise import NoiseTable
 from ..optim import OPTIMIZERS, make_optimizer
 from ..population import Population
 from ..sampling import check_mirrored_popsize, sample_rows
+from ..schedule import SigmaSchedule
 from ..shaping import SHAPINGS, get_shaping
 from ..strategy import Strategy
 from ..validation import check_choice, check_float, check_int
@@ -37,6 +39,8 @@ class NES(Strategy):
         *,
         popsize: int = 50,
         sigma: float = 0.1,
+        sigma_decay: float = 1.0,
+        sigma_min: float = 0.0,
         lr: float = 0.001,
         shaping: str = "zscore",
         mirrored: bool = False,
@@ -50,6 +54,7 @@ class NES(Strategy):
     ):
         super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
         self.sigma = check_float("sigma", sigma, positive=True)
+        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
         self.mirrored = bool(mirrored)
         check_mirrored_popsize(self.popsize, self.mirrored)
         self.shaping = check_choice("shaping", shaping, SHAPINGS)
@@ -67,6 +72,7 @@ class NES(Strategy):
         weights = get_shaping(self.shaping)(fitness)
         grad = population.noise_weighted_sum(weights) / (self.popsize * self.sigma)
         self._center, step_norm = self.optimizer.step(self._center, grad)
+        self.sigma = self.sigma_schedule(self.sigma)
         return step_norm
 
     def _state_dict(self) -> dict[str, Any]:

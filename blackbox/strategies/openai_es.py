@@ -5,7 +5,8 @@ Each generation samples ``popsize/2`` mirrored pairs ``center +/- sigma * eps`` 
 from the shared noise table, shapes the fitness by centered ranks, and moves the center with Adam
 along ``g = sum_i w_i eps_i / popsize - weight_decay * center``. As in OpenAI's reference code
 (``es_distributed/es.py``) the estimate is not divided by sigma; that constant is absorbed into the
-learning rate. Sigma stays fixed. Defaults are the paper's: sigma 0.02, lr 0.01, L2 0.005.
+learning rate. Sigma stays fixed unless ``sigma_decay``/``sigma_min`` set a schedule
+(:mod:`blackbox.schedule`). Defaults are the paper's: sigma 0.02, lr 0.01, L2 0.005.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..noise import NoiseTable
 from ..optim import OPTIMIZERS, make_optimizer
 from ..population import Population
 from ..sampling import check_mirrored_popsize, sample_rows
+from ..schedule import SigmaSchedule
 from ..shaping import SHAPINGS, get_shaping
 from ..strategy import Strategy
 from ..validation import check_choice, check_float, check_int
@@ -36,6 +38,8 @@ class OpenAIES(Strategy):
         *,
         popsize: int = 64,
         sigma: float = 0.02,
+        sigma_decay: float = 1.0,
+        sigma_min: float = 0.0,
         lr: float = 0.01,
         weight_decay: float = 0.005,
         optimizer: str = "adam",
@@ -51,6 +55,7 @@ class OpenAIES(Strategy):
     ):
         super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
         self.sigma = check_float("sigma", sigma, positive=True)
+        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
         self.mirrored = bool(mirrored)
         check_mirrored_popsize(self.popsize, self.mirrored)
         self.shaping = check_choice("shaping", shaping, SHAPINGS)
@@ -68,6 +73,7 @@ class OpenAIES(Strategy):
         weights = get_shaping(self.shaping)(fitness)
         grad = population.noise_weighted_sum(weights) / self.popsize
         self._center, step_norm = self.optimizer.step(self._center, grad)
+        self.sigma = self.sigma_schedule(self.sigma)
         return step_norm
 
     def _state_dict(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ The top ``truncation`` fraction of each generation become parents. The next gene
 ``popsize - elitism`` offspring, each a uniformly drawn parent plus ``sigma * eps``, with no
 crossover. Offspring are encoded compactly as (parent index, noise offset). The center is the
 elite. Such et al. pick the elite after 30 extra episodes per top candidate; here the elite is
-simply re-evaluated every generation with the rest of the population.
+simply re-evaluated every generation with the rest of the population. The mutation strength
+``sigma`` is fixed unless ``sigma_decay`` / ``sigma_min`` set a schedule (:mod:`blackbox.schedule`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..noise import NoiseTable
 from ..population import Population
+from ..schedule import SigmaSchedule
 from ..shaping import average_ranks
 from ..strategy import Strategy
 from ..validation import check_float, check_int
@@ -37,6 +39,8 @@ class TruncationGA(Strategy):
         *,
         popsize: int = 64,
         sigma: float = 0.02,
+        sigma_decay: float = 1.0,
+        sigma_min: float = 0.0,
         truncation: float = 0.1,
         elitism: int = 1,
         x0: Any = None,
@@ -46,6 +50,7 @@ class TruncationGA(Strategy):
     ):
         super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
         self.sigma = check_float("sigma", sigma, positive=True)
+        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
         self.truncation = check_float("truncation", truncation, positive=True, maximum=1.0)
         self.num_parents = max(1, int(round(self.truncation * self.popsize)))
         self.elitism = check_int("elitism", elitism, minimum=0)
@@ -75,6 +80,7 @@ class TruncationGA(Strategy):
         order = np.argsort(-average_ranks(fitness), kind="stable")
         self.parents = population.rows(order[: self.num_parents])
         self._center = self.parents[0].copy()
+        self.sigma = self.sigma_schedule(self.sigma)
         return None
 
     def _state_dict(self) -> dict[str, Any]:

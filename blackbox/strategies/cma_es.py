@@ -1,0 +1,202 @@
+"""CMA-ES, covariance matrix adaptation: N. Hansen, "The CMA Evolution Strategy: A Tutorial",
+arXiv:1604.00772, 2016 (Algorithm summary, Table 1 defaults, with negative "active" weights).
+
+A full Gaussian ``N(mean, sigma^2 C)``; row ``k`` is ``mean + sigma * B D z_k`` with ``z_k ~ N(0, I)``
+from the strategy's own generator and ``C = B D^2 B^T`` (a dense population). Each ``tell``:
+weighted recombination of the best ``mu`` steps ``<y>_w`` moves the mean; cumulative step-size
+adaptation (path ``p_sigma``, ``c_sigma``, ``d_sigma``) scales sigma; the rank-one update (path
+``p_c``, ``c_c``, ``c_1``, with the ``h_sigma`` stall) and the rank-mu update (``c_mu``, all
+``popsize`` weights, the negative ones rescaled by ``n / ||C^-1/2 y||^2``) adapt ``C``. ``B`` and
+``D`` are refreshed every ``eigen_interval`` generations (default ``max(1, floor(1 / (10 n (c_1 +
+c_mu))))``), which keeps the cost O(n^2) per sample.
+
+Defaults (Table 1): ``popsize = 4 + floor(3 ln n)``, ``mu = floor(popsize / 2)``, weights
+``ln((popsize + 1) / 2) - ln i``, ``c_m = 1``, ``alpha_cov = 2``,
+``c_mu = min(1 - c_1, alpha_cov (mu_eff - 2 + 1/mu_eff) / ((n + 2)^2 + alpha_cov mu_eff / 2))``.
+``active=False`` zeroes the negative weights (the classic CMA-ES). Tied fitness values share the
+mean of their places' weights, so the update does not depend on row order. Fitness is maximized.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..population import Population
+from ..shaping import rank_weights
+from ..strategy import Strategy
+from ..validation import check_dim_x0, check_float, check_int
+from .snes import default_nes_popsize
+
+__all__ = ["CMAES", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]
+
+
+@dataclass(frozen=True)
+class CMAParameters:
+    """The strategy parameters of Hansen's tutorial (Table 1) for dimension ``n``."""
+
+    n: int
+    popsize: int
+    mu: int
+    weights: np.ndarray  # best first; the first mu positive and summing to 1, the rest <= 0
+    mu_eff: float
+    c_sigma: float
+    d_sigma: float
+    c_c: float
+    c_1: float
+    c_mu: float
+    chi_n: float  # E||N(0, I)||
+
+    @property
+    def mean_weights(self) -> np.ndarray:
+        """The recombination weights of the mean: the positive ones, zero for the rest."""
+        return np.maximum(self.weights, 0.0)
+
+
+def cma_parameters(n: int, popsize: int, mu: int, active: bool, diagonal: bool = False) -> CMAParameters:
+    """Table 1 of the tutorial; ``diagonal`` scales ``c_1`` and ``c_mu`` by ``(n + 2) / 3`` (sep-CMA-ES)."""
+    prime = math.log((popsize + 1) / 2) - np.log(np.arange(1, popsize + 1))
+    prime[mu:] = np.minimum(prime[mu:], 0.0)  # with a smaller mu, places after mu never recombine
+    positive, negative = prime[:mu], prime[mu:]
+    mu_eff = positive.sum() ** 2 / np.sum(positive**2)
+    alpha_cov = 2.0
+    c_sigma = (mu_eff + 2) / (n + mu_eff + 5)
+    d_sigma = 1 + 2 * max(0.0, math.sqrt((mu_eff - 1) / (n + 1)) - 1) + c_sigma
+    c_c = (4 + mu_eff / n) / (n + 4 + 2 * mu_eff / n)
+    c_1 = alpha_cov / ((n + 1.3) ** 2 + mu_eff)
+    c_mu = min(1 - c_1, alpha_cov * (mu_eff - 2 + 1 / mu_eff) / ((n + 2) ** 2 + alpha_cov * mu_eff / 2))
+    if diagonal:  # Ros & Hansen 2008: the diagonal learns (n + 2) / 3 times faster
+        c_1 = min(1.0, c_1 * (n + 2) / 3)
+        c_mu = min(1 - c_1, c_mu * (n + 2) / 3)
+    weights = np.zeros(popsize)
+    weights[:mu] = positive / positive.sum()
+    if active and c_mu > 0 and np.any(negative < 0):
+        mu_eff_neg = negative.sum() ** 2 / np.sum(negative**2)
+        alpha_mu = 1 + c_1 / c_mu
+        alpha_mu_eff = 1 + 2 * mu_eff_neg / (mu_eff + 2)
+        alpha_posdef = (1 - c_1 - c_mu) / (n * c_mu)
+        weights[mu:] = min(alpha_mu, alpha_mu_eff, alpha_posdef) * negative / np.abs(negative).sum()
+    chi_n = math.sqrt(n) * (1 - 1 / (4 * n) + 1 / (21 * n * n))
+    return CMAParameters(n, popsize, mu, weights, float(mu_eff), c_sigma, d_sigma, c_c, c_1, c_mu, chi_n)
+
+
+#: Above this many parameters the dense strategies refuse to start: two dim x dim float64 matrices
+#: (6.4 GB at 20,000) and an O(dim^3) eigendecomposition per update are no longer a sane default.
+MAX_DENSE_DIM = 20_000
+
+
+def check_dense_dim(name: str, dim: int, alternative: str) -> None:
+    """Refuse dimensions whose dim x dim matrices would not fit, naming the linear-cost variant."""
+    if dim > MAX_DENSE_DIM:
+        gigabytes = 2 * 8 * dim * dim / 1e9
+        raise ConfigError(
+            f"{name} keeps dim x dim matrices ({gigabytes:,.0f} GB for dim={dim}) and decomposes them "
+            f"every few generations; it supports dim <= {MAX_DENSE_DIM}. Use {alternative} for large "
+            f"dimensions (per-dimension variances, linear cost)"
+        )
+
+
+def check_mu(mu: int | None, popsize: int) -> int:
+    """The number of parents: ``popsize // 2`` by default, at most that (the log weights of later
+    places are negative)."""
+    if mu is None:
+        return popsize // 2
+    mu = check_int("mu", mu, minimum=1)
+    if mu > popsize // 2:
+        raise ConfigError(f"mu must be <= popsize // 2 ({popsize // 2} for popsize {popsize}), got {mu}")
+    return mu
+
+
+class CMAES(Strategy):
+    """CMA-ES (Hansen's 2016 tutorial): full covariance, cumulative step-size adaptation, active update."""
+
+    name = "cma-es"
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        *,
+        popsize: int | None = None,
+        sigma: float = 0.1,
+        mu: int | None = None,
+        active: bool = True,
+        eigen_interval: int | None = None,
+        x0: Any = None,
+        seed: int | None = None,
+    ):
+        n, _ = check_dim_x0(dim, x0)
+        check_dense_dim("cma-es", n, "sep-cma-es")
+        popsize = default_nes_popsize(n) if popsize is None else popsize
+        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
+        self.sigma = check_float("sigma", sigma, positive=True)
+        self.active = bool(active)
+        self.params = cma_parameters(self.dim, self.popsize, check_mu(mu, self.popsize), self.active)
+        p = self.params
+        default_interval = max(1, int(1 / (10 * self.dim * (p.c_1 + p.c_mu))))
+        self.eigen_interval = default_interval if eigen_interval is None else check_int(
+            "eigen_interval", eigen_interval, minimum=1)
+        self.C = np.eye(self.dim)
+        self.B = np.eye(self.dim)
+        self.D = np.ones(self.dim)
+        self.p_sigma = np.zeros(self.dim)
+        self.p_c = np.zeros(self.dim)
+        self.eigen_generation = 0
+        self._z: np.ndarray | None = None
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """The search distribution's covariance ``sigma^2 C``."""
+        return self.sigma**2 * self.C
+
+    def _ask(self) -> Population:
+        self._z = self.rng.standard_normal((self.popsize, self.dim))
+        y = (self._z * self.D) @ self.B.T
+        return Population.from_dense(self._center + self.sigma * y)
+
+    def _tell(self, population: Population, fitness: np.ndarray) -> None:
+        p, n = self.params, self.dim
+        z = self._z
+        y = (z * self.D) @ self.B.T
+        mean_w = rank_weights(fitness, p.mean_weights)
+        cov_w = rank_weights(fitness, p.weights)
+        z_w, y_w = mean_w @ z, mean_w @ y
+        self._center = self._center + self.sigma * y_w
+        # Step-size control: C^-1/2 <y>_w = B <z>_w (with the B, D the samples were drawn with).
+        self.p_sigma = (1 - p.c_sigma) * self.p_sigma + math.sqrt(p.c_sigma * (2 - p.c_sigma) * p.mu_eff) * (self.B @ z_w)
+        norm_ps = float(np.linalg.norm(self.p_sigma))
+        self.sigma = float(self.sigma * math.exp(p.c_sigma / p.d_sigma * (norm_ps / p.chi_n - 1)))
+        # Covariance: rank-one with the h_sigma stall, rank-mu with all (negative: rescaled) weights.
+        threshold = (1.4 + 2 / (n + 1)) * p.chi_n
+        h_sigma = norm_ps / math.sqrt(1 - (1 - p.c_sigma) ** (2 * (self.generation + 1))) < threshold
+        self.p_c = (1 - p.c_c) * self.p_c + h_sigma * math.sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * y_w
+        z_sq = np.einsum("ij,ij->i", z, z)
+        w_circ = np.where(cov_w < 0, cov_w * n / np.maximum(z_sq, 1e-300), cov_w)
+        delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)
+        decay = 1 + p.c_1 * delta_h - p.c_1 - p.c_mu * cov_w.sum()
+        self.C = decay * self.C + p.c_1 * np.outer(self.p_c, self.p_c) + p.c_mu * (y.T * w_circ) @ y
+        if self.generation + 1 - self.eigen_generation >= self.eigen_interval:
+            self._decompose()
+        self._z = None
+        return None
+
+    def _decompose(self) -> None:
+        self.C = (self.C + self.C.T) / 2
+        values, self.B = np.linalg.eigh(self.C)
+        self.D = np.sqrt(np.maximum(values, 1e-300))
+        self.eigen_generation = self.generation + 1
+
+    def _state_dict(self) -> dict[str, Any]:
+        return {
+            "C": self.C.copy(), "B": self.B.copy(), "D": self.D.copy(), "p_sigma": self.p_sigma.copy(),
+            "p_c": self.p_c.copy(), "eigen_generation": self.eigen_generation,
+        }
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        for key in ("C", "B", "D", "p_sigma", "p_c"):
+            setattr(self, key, np.array(state[key], dtype=np.float64))
+        self.eigen_generation = int(state["eigen_generation"])
+        self._z = None
