@@ -60,6 +60,15 @@ class Broadcast:
     table: tuple[int, int] | None = None
     dense: np.ndarray | None = None
     state: bytes | None = None
+    #: Row index of ``dense[0]`` when a broadcast carries only some rows (one task's).
+    dense_start: int = 0
+
+    def for_task(self, task: Task) -> Broadcast:
+        """A copy holding only what ``task`` needs (a dense population: just its rows)."""
+        if self.dense is None:
+            return self
+        return Broadcast(self.number, self.dim, dense=self.dense[task.start : task.stop],
+                         state=self.state, dense_start=task.start)
 
     @property
     def nbytes(self) -> int:
@@ -169,7 +178,8 @@ def task_population(broadcast: Broadcast, task: Task) -> Population:
     m = len(task)
     groups = np.zeros(m, dtype=np.int64)
     if broadcast.dense is not None:
-        return Population(dim=broadcast.dim, groups=groups, dense=broadcast.dense[task.start : task.stop])
+        first = task.start - broadcast.dense_start
+        return Population(dim=broadcast.dim, groups=groups, dense=broadcast.dense[first : first + m])
     offsets, signs, parents = task.rows[0], task.rows[1].astype(np.int8), task.rows[2]
     return Population(
         dim=broadcast.dim, groups=groups, bases=broadcast.bases, parents=parents, offsets=offsets,
@@ -226,15 +236,15 @@ class WorkerCache(threading.local):
         self.token, self.problem = token, problem
         return problem, True
 
-    def broadcast_for(self, number: int, load: Callable[[], Broadcast]) -> tuple[Broadcast, bool]:
-        """The generation's broadcast, read once; the problem's state is installed with it."""
-        if self.number == number and self.broadcast is not None:
+    def broadcast_for(self, key: Any, load: Callable[[], Broadcast]) -> tuple[Broadcast, bool]:
+        """The broadcast called ``key`` (a generation), read once; installs the problem's state."""
+        if self.number == key and self.broadcast is not None:
             return self.broadcast, False
         self.broadcast = None
         broadcast = load()
         if broadcast.state is not None:
             self.problem.load_state_dict(pickle.loads(broadcast.state))
-        self.number, self.broadcast = number, broadcast
+        self.number, self.broadcast = key, broadcast
         return broadcast, True
 
 
@@ -284,18 +294,19 @@ def _restore(portable: Any) -> BaseException | None:
 def run_task(
     cache: WorkerCache, token: str, task: Task, load_problem: Callable[[], Problem],
     load_broadcast: Callable[[], Broadcast], threads: int | None, batch_size: int | None,
-    before: Callable[[], None] | None = None,
+    before: Callable[[], None] | None = None, key: Any = None,
 ) -> tuple[str, Any, dict[str, Any]]:
     """Evaluate ``task`` in this worker; never raises. Returns ``(status, value, meta)``.
 
-    ``status`` is ``"ok"`` (value: EvalResult), ``"error"`` (value: the evaluation's error, ready
+    ``key`` names the broadcast for the cache (default: the generation number). ``status`` is ``"ok"`` (value: EvalResult), ``"error"`` (value: the evaluation's error, ready
     for :func:`decode_outcome`), or ``"crash"`` (the worker could not load the problem or the
     broadcast). ``meta`` says what was loaded, how long the evaluation took and the worker's pid.
     """
     meta: dict[str, Any] = {"pid": os.getpid()}
     try:
         problem, meta["loaded_problem"] = cache.problem_for(token, load_problem, threads)
-        broadcast, meta["loaded_broadcast"] = cache.broadcast_for(task.number, load_broadcast)
+        key = task.number if key is None else key
+        broadcast, meta["loaded_broadcast"] = cache.broadcast_for(key, load_broadcast)
         meta["broadcast_bytes"] = broadcast.nbytes if meta["loaded_broadcast"] else 0
         population = task_population(broadcast, task)
     except BaseException as exc:  # noqa: BLE001 - reported to the driver as a worker failure

@@ -317,13 +317,15 @@ class LokyExecutor(Executor):
         hung = []
         for future in list(waiting):
             task, task_id = submitted[future]
+            marker = _marker_file(str(self._dir.path), task_id)
             try:
-                pid_text, started = _marker_file(str(self._dir.path), task_id).read_text().split()
+                pid_text, started = marker.read_text().split()
             except (OSError, ValueError):
                 continue  # not started yet, or just finished
             if now - float(started) > self.timeout and not future.done():
                 hung.append(task)
                 self.stats.timeouts += 1
+                marker.unlink(missing_ok=True)
                 try:
                     os.kill(int(pid_text), signal.SIGKILL)
                 except ProcessLookupError:
