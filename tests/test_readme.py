@@ -23,3 +23,10 @@ def test_readme_opening_example_runs_and_converges():
     namespace: dict = {}
     exec(compile(code.replace("print(es.center)", "center = es.center"), "README.md", "exec"), namespace)
     assert np.sum((namespace["center"] - [0.5, 0.1, -0.3]) ** 2) < 1e-3
+
+
+def test_ci_runs_every_test_command_of_the_readme():
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    commands = [line.strip() for block in readme_bash_blocks() for line in block.splitlines()
+                if "pytest" in line and "pip install" in line]
+    assert len(commands) >= 2 and all(command in ci_lines for command in commands)
