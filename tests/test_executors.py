@@ -342,3 +342,12 @@ def test_ctrl_c_stops_the_cli_run_and_leaves_no_process(tmp_path):
         time.sleep(0.05)
     assert not [p for p in workers if _alive(p)]
     assert not list(Path("/dev/shm").glob(f"blackbox-run-{pid}-*"))  # shared files removed
+
+
+def test_close_without_reuse_stops_the_workers():
+    pop = bb.Population.from_dense(np.zeros((4, 2)))
+    executor = LokyExecutor(workers=2, reuse=False, chunks_per_worker=2)
+    with executor:
+        executor.start(Sleepy(2, delay=0.05))
+        pids = {int(p) for p in executor.evaluate(pop, np.arange(4)).info["pid"]}
+    assert pids and all(not _alive(p) for p in pids)
