@@ -26,6 +26,8 @@ from .errors import (
     WorkerError,
 )
 from .executor import Executor
+from .executors.futures import FuturesExecutor
+from .executors.loky import LokyExecutor
 from .loop import Callback, Record, Result, Run, optimize
 from .noise import NoiseTable
 from .optim import SGD, Adam, make_optimizer
@@ -41,7 +43,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Adam", "BlackboxError", "Callback", "CheckpointError", "ConfigError", "EvalResult",
-    "EvaluationError", "Executor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
+    "EvaluationError", "Executor", "FuturesExecutor", "LokyExecutor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
     "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
     "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
     "make_optimizer", "make_problem", "make_strategy", "optimize", "parse_spec", "stop", "zscore",

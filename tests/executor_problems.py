@@ -119,20 +119,25 @@ class Sleepy(bb.Problem):
 
 
 class ThreadReport(bb.Problem):
-    """Reports the thread limits of the process that evaluates (torch, OpenBLAS/OpenMP)."""
+    """Reports the thread limits of the process that evaluates (BLAS via threadpoolctl, the
+    OpenMP variable, and torch's intra-op threads when ``torch`` is true)."""
 
     dim = 2
 
+    def __init__(self, torch: bool = False):
+        self.torch = torch
+
     def evaluate(self, params, seeds):
-        import torch
         from threadpoolctl import threadpool_info
 
         blas = max([p["num_threads"] for p in threadpool_info()] or [0])
         m = len(params)
-        return bb.EvalResult(np.zeros(m), np.zeros(m, dtype=np.int64), {
-            "torch": np.full(m, torch.get_num_threads()), "blas": np.full(m, blas),
-            "omp_env": np.full(m, int(os.environ.get("OMP_NUM_THREADS", "0"))),
-        })
+        info = {"blas": np.full(m, blas), "omp_env": np.full(m, int(os.environ.get("OMP_NUM_THREADS", "0")))}
+        if self.torch:
+            import torch
+
+            info["torch"] = np.full(m, torch.get_num_threads())
+        return bb.EvalResult(np.zeros(m), np.zeros(m, dtype=np.int64), info)
 
 
 class DenseSearch(bb.Strategy):
