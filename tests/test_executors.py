@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
@@ -255,6 +256,17 @@ def test_problem_workers_cannot_import_is_a_worker_error():
     message = str(info.value)
     assert "a loky worker failed before evaluating rows 0..1: ModuleNotFoundError" in message
     assert "cloudpickle.register_pickle_by_value" in message
+
+
+@pytest.mark.parametrize("make", [LokyExecutor, FuturesExecutor])
+def test_unpicklable_problem_is_a_config_error(make):
+    problem = Stateful(3)
+    problem.lock = threading.Lock()
+    executor = make(workers=1)
+    with pytest.raises(bb.ConfigError, match="the problem Stateful cannot be sent to worker processes: "
+                       "TypeError: cannot pickle '_thread.lock' object. Keep a problem a small recipe"):
+        executor.start(problem)
+    executor.close()
 
 
 @pytest.mark.parametrize("on_timeout", ["error", "worst"])

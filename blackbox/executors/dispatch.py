@@ -29,7 +29,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from ..errors import BlackboxError, EvaluationError, WorkerError
+from ..errors import BlackboxError, ConfigError, EvaluationError, WorkerError
 from ..executor import evaluate_rows
 from ..noise import NoiseTable
 from ..population import Population
@@ -38,7 +38,7 @@ from ..problem import EvalResult, Problem
 __all__ = [
     "Broadcast", "Task", "DispatchStats", "RemoteTraceback", "chunk_bounds", "split_generation",
     "WorkerCache", "run_task", "encode_outcome", "decode_outcome", "thread_env", "limit_threads",
-    "join_results",
+    "join_results", "pickle_problem",
 ]
 
 #: Environment variables that cap the threads of BLAS, OpenMP (torch), MKL, numexpr in workers.
@@ -190,6 +190,18 @@ def task_population(broadcast: Broadcast, task: Task) -> Population:
 def task_row_bytes(broadcast: Broadcast, task: Task) -> int:
     """Bytes of a dense population's rows that a task reads from the broadcast (0 when compact)."""
     return 0 if broadcast.dense is None else len(task) * broadcast.dim * 8
+
+
+def pickle_problem(problem: Problem) -> bytes:
+    """The problem as cloudpickle bytes, or a ConfigError saying how to make it shippable."""
+    try:
+        return cloudpickle.dumps(problem)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure gets the same advice
+        raise ConfigError(
+            f"the problem {type(problem).__name__} cannot be sent to worker processes: "
+            f"{type(exc).__name__}: {exc}. Keep a problem a small recipe and build environments, "
+            f"datasets and networks lazily inside evaluate()"
+        ) from exc
 
 
 # -- thread limits ------------------------------------------------------------------------------

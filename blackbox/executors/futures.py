@@ -37,7 +37,6 @@ import pickle
 import uuid
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
 from ..errors import ConfigError, WorkerError
@@ -54,6 +53,7 @@ from .dispatch import (
     encode_outcome,
     join_results,
     limit_threads,
+    pickle_problem,
     run_task,
     split_generation,
     thread_env,
@@ -157,11 +157,12 @@ class FuturesExecutor(Executor):
         )
 
     def start(self, problem: Problem) -> None:
+        problem_bytes = pickle_problem(problem)
         super().start(problem)
         if self._pool is None:
             self._pool = self._make_pool()
         self._token = uuid.uuid4().hex
-        self._problem_bytes = cloudpickle.dumps(problem)
+        self._problem_bytes = problem_bytes
         self.stats.problem_bytes += len(self._problem_bytes)
         self._number = 0
 

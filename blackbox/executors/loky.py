@@ -50,6 +50,7 @@ from .dispatch import (
     encode_outcome,
     evaluation_timeout_error,
     join_results,
+    pickle_problem,
     run_task,
     split_generation,
     task_row_bytes,
@@ -90,7 +91,7 @@ def _worker_main(payload: bytes) -> bytes:
             marker.write_text(f"{os.getpid()} {time.time()!r}")
 
     outcome = run_task(
-        _cache, token, task, lambda: load_file(_problem_file(run_dir)),
+        _cache, token, task, lambda: pickle.loads(load_file(_problem_file(run_dir))),
         lambda: load_file(_broadcast_file(run_dir, task.number)), threads, batch_size, start_marker,
     )
     if mark:
@@ -188,6 +189,7 @@ class LokyExecutor(Executor):
 
     # -- the protocol ------------------------------------------------------------------------
     def start(self, problem: Problem) -> None:
+        problem_bytes = pickle_problem(problem)
         super().start(problem)
         if self._dir is not None:
             self._dir.cleanup()
@@ -195,7 +197,7 @@ class LokyExecutor(Executor):
         self._token = uuid.uuid4().hex
         self._number = 0
         self._busy = None
-        self.stats.problem_bytes += self._dir.write("problem", problem, out_of_band=False, keep=True)
+        self.stats.problem_bytes += self._dir.write("problem", problem_bytes, out_of_band=False, keep=True)
 
     def close(self) -> None:
         if self._dir is not None:

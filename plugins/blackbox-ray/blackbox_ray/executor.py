@@ -26,7 +26,6 @@ import sys
 import uuid
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
 from blackbox.errors import ConfigError, WorkerError
@@ -39,6 +38,7 @@ from blackbox.executors.dispatch import (
     encode_outcome,
     join_results,
     limit_threads,
+    pickle_problem,
     run_task,
     split_generation,
     thread_env,
@@ -171,13 +171,13 @@ class RayExecutor(Executor):
         )
 
     def start(self, problem: Problem) -> None:
+        problem_bytes = pickle_problem(problem)
         super().start(problem)
         ray = self._connect()
         if self._actor_class is None:
             self._actor_class = ray.remote(ProblemActor)
         self._kill_actors(ray)
         self._token = uuid.uuid4().hex
-        problem_bytes = cloudpickle.dumps(problem)
         self.stats.problem_bytes += len(problem_bytes)
         self._problem_ref = ray.put(problem_bytes)
         count = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
