@@ -7,13 +7,16 @@
 ``rollout``, is a CPU-bound stand-in defined here: each row steps a small linear policy on a
 chaotic toy system for ``steps`` steps in plain numpy, one row at a time, like an environment loop.
 Each executor trains from the same seed; the table gives seconds per generation (the first
-generation, which starts workers, left out), the speed-up
+generation, which starts workers, left out), the CPU seconds per generation spent evaluating
+(in the driver for ``serial``, in the workers otherwise: on a loaded machine the wall-clock
+speed-up says little, while equal CPU per generation says the parallel run wastes nothing), the speed-up
 over the first executor listed, and whether the final center is bit-identical to the first's.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 
@@ -61,23 +64,30 @@ def main() -> None:
         strategy = bb.make_strategy(parsed.name, dim=problem.dim, seed=args.seed,
                                     x0=problem.initial_params(np.random.default_rng(args.seed)), **parsed.kwargs)
         executor = bb.make_executor(spec)
+        cpu_started = time.process_time()
         try:
             result = bb.optimize(strategy, problem, executor, generations=args.generations, seed=args.seed)
         finally:
             executor.close()
+        stats = getattr(executor, "stats", None)
+        cpu = (stats.worker_cpu_seconds if stats is not None else time.process_time() - cpu_started)
+        cpu /= args.generations
         # The first generation spawns workers and builds environments: leave it out.
         seconds = float(np.mean([r.generation_time for r in result.records[1:]]))
-        rows.append((spec, seconds, result.center, result.steps))
+        rows.append((spec, seconds, result.center, result.steps, cpu))
         print(f"  {spec}: {seconds:.3f} s/generation", flush=True)
     base = rows[0]
     print(f"\n{args.strategy} on {args.problem}, {args.generations} generations, seed {args.seed}")
-    header = f"{'executor':<24} {'s/gen':>8} {'steps/s':>12} {'speed-up':>9} {'same center':>12}"
+    width = max(24, *(len(r[0]) for r in rows))
+    header = (f"{'executor':<{width}} {'s/gen':>8} {'steps/s':>12} {'speed-up':>9} {'eval CPU s/gen':>15} "
+              f"{'same center':>12}")
     print(header)
     print("-" * len(header))
-    for spec, seconds, center, steps in rows:
+    for spec, seconds, center, steps, cpu in rows:
         same = "yes" if np.array_equal(center, base[2]) else "NO"
         steps_per_s = steps / args.generations / seconds
-        print(f"{spec:<24} {seconds:>8.3f} {steps_per_s:>12,.0f} {base[1] / seconds:>8.2f}x {same:>12}")
+        print(f"{spec:<{width}} {seconds:>8.3f} {steps_per_s:>12,.0f} {base[1] / seconds:>8.2f}x {cpu:>15.3f} "
+              f"{same:>12}")
 
 
 if __name__ == "__main__":

@@ -327,7 +327,7 @@ def run_task(
         return "crash", _portable(exc), meta
     if before is not None:
         before()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.thread_time()
     try:
         result = evaluate_rows(problem, population, task.seeds, task.start, batch_size)
     except BlackboxError as exc:
@@ -335,6 +335,7 @@ def run_task(
     except Exception as exc:  # noqa: BLE001 - evaluate_rows reports user errors; this is ours
         return "crash", _portable(exc), meta
     meta["seconds"] = time.perf_counter() - started
+    meta["cpu_seconds"] = time.thread_time() - cpu_started
     return "ok", result, meta
 
 
@@ -406,6 +407,7 @@ class DispatchStats:
     problem_loads: int = 0
     result_bytes: int = 0
     worker_seconds: float = 0.0
+    worker_cpu_seconds: float = 0.0
     resubmitted: int = 0
     worker_failures: int = 0
     timeouts: int = 0
@@ -425,6 +427,7 @@ class DispatchStats:
     def record(self, meta: dict[str, Any]) -> None:
         """Count what a worker reported with a result."""
         self.worker_seconds += float(meta.get("seconds", 0.0))
+        self.worker_cpu_seconds += float(meta.get("cpu_seconds", 0.0))
         if meta.get("loaded_broadcast"):
             self.broadcast_reads += 1
             self.broadcast_read_bytes += int(meta.get("broadcast_bytes", 0))
