@@ -263,7 +263,10 @@ class RayExecutor(Executor):
                     submit(slot)
         except BaseException:
             for ref in in_flight:
-                ray.cancel(ref, force=False)
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:  # noqa: BLE001 - best effort: the run is stopping anyway
+                    pass
             raise
         return results
 
