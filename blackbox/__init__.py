@@ -26,6 +26,8 @@ from .errors import (
     WorkerError,
 )
 from .executor import Executor
+from .executors.futures import FuturesExecutor
+from .executors.loky import LokyExecutor
 from .loop import Callback, Record, Result, Run, optimize
 from .noise import NoiseTable
 from .optim import SGD, Adam, ClipUp, make_optimizer
@@ -41,7 +43,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Adam", "BlackboxError", "Callback", "CheckpointError", "ClipUp", "ConfigError", "EvalResult",
-    "EvaluationError", "Executor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
+    "EvaluationError", "Executor", "FuturesExecutor", "LokyExecutor", "NoiseTable", "PluginError",
+    "Population", "Problem", "Record",
     "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
     "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
     "make_optimizer", "make_problem", "make_strategy", "nes_utilities", "optimize", "parse_spec", "stop", "zscore",

@@ -38,6 +38,10 @@ PROBLEMS = [
 EXECUTORS = [
     Subject("serial"),
     Subject("serial", batch_size=2),
+    Subject("loky", workers=2),
+    Subject("loky", workers=1, chunks_per_worker=3),
+    Subject("futures:kind=thread,workers=2"),
+    Subject("futures:kind=process,workers=2"),
 ]
 
 

@@ -38,3 +38,10 @@ def test_readme_strategy_table_lists_every_builtin_with_its_file():
         assert (ROOT / "blackbox" / "strategies" / filename).is_file(), filename
         module = strategies.entry(name).value.split(":")[0]
         assert module == f"blackbox.strategies.{filename[:-3]}"
+
+
+def test_ci_runs_every_test_command_of_the_readme():
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    commands = [line.strip() for block in readme_bash_blocks() for line in block.splitlines()
+                if line.startswith("python3 -m venv") and "pytest" in line]
+    assert commands and all(command in ci_lines for command in commands)
