@@ -17,6 +17,7 @@ from .errors import (
     BlackboxError,
     CheckpointError,
     ConfigError,
+    DatasetError,
     EvaluationError,
     PluginError,
     SpecError,
@@ -40,7 +41,7 @@ from .strategy import Strategy
 __version__ = "0.1.0"
 
 __all__ = [
-    "Adam", "BlackboxError", "Callback", "CheckpointError", "ConfigError", "EvalResult",
+    "Adam", "BlackboxError", "Callback", "CheckpointError", "ConfigError", "DatasetError", "EvalResult",
     "EvaluationError", "Executor", "NoiseTable", "PluginError", "Population", "Problem", "Record",
     "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
     "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
