@@ -33,13 +33,13 @@ def slowdown_sentence(report: ContrastReport) -> str:
 def print_report(report: ContrastReport, console: Console | None = None, plot_path=None) -> None:
     console = console or Console()
     es, bp, c = report.es, report.backprop, report.comparison
-    console.print(escape(report.data_statement))
+    console.print(escape(report.data_statement), soft_wrap=True)
     problem = report.problem
     console.print(escape(
         f"network: {problem.get('model')} with {problem.get('dim'):,} weights; ES fitness: "
         f"{problem.get('fitness')} on minibatches of {problem.get('batch_size')}; threads: "
         f"{report.settings.get('threads')}; budget {report.settings.get('max_time'):g} s of training each, "
-        f"target {report.settings.get('target')}"))
+        f"target {report.settings.get('target')}"), soft_wrap=True)
     table = Table(title="ES against backpropagation, same network, data and test evaluation")
     table.add_column("")
     table.add_column(escape(es.method), justify="right")
@@ -66,6 +66,6 @@ def print_report(report: ContrastReport, console: Console | None = None, plot_pa
             mt.add_row(f"{m['accuracy']:.4f}", _seconds(m["es_time"]), _seconds(m["bp_time"]),
                        _num(m["time_ratio"], "{:,.1f}x"), _num(m["pass_ratio"], "{:,.0f}x"))
         console.print(mt)
-    console.print(escape(slowdown_sentence(report)))
+    console.print(escape(slowdown_sentence(report)), soft_wrap=True)
     if plot_path is not None:
-        console.print(escape(f"plot: {plot_path}"))
+        console.print(escape(f"plot: {plot_path}"), soft_wrap=True)
