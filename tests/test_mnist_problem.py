@@ -1,5 +1,6 @@
 """The ``mnist`` problem: common minibatches, batched scoring, reproducibility, data choice, errors."""
 
+import json
 import pickle
 
 import numpy as np
@@ -181,3 +182,13 @@ def test_bad_options_are_named(spec, message):
 def test_cuda_device_without_cuda_is_refused():
     with pytest.raises(bb.ConfigError, match=r"device='cuda' but torch sees no CUDA device here"):
         bb.make_problem("mnist:device=cuda")
+
+
+def test_run_command_states_the_data(tmp_path, capsys):
+    from blackbox.cli import main
+
+    assert main(["run", "--problem", "mnist:hidden=[8],batch_size=32", "--generations", "1", "--set", "popsize=4",
+                 "--out", str(tmp_path / "r")]) == 0
+    assert "NOT MNIST" in capsys.readouterr().out
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert result["problem_description"]["data"]["kind"] == "digits"

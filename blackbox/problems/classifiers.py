@@ -15,7 +15,7 @@ from torch import nn
 from ..errors import ConfigError
 from ..validation import check_choice, check_int
 
-__all__ = ["MODELS", "ACTIVATIONS", "MaxPool2x2", "build_classifier", "seeded_classifier"]
+__all__ = ["MODELS", "ACTIVATIONS", "POOLINGS", "MaxPool2x2", "build_classifier", "seeded_classifier"]
 
 MODELS = ("mlp", "cnn")
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
@@ -37,6 +37,9 @@ class MaxPool2x2(nn.Module):
         return torch.maximum(top, bottom)
 
 
+POOLINGS = {"torch": lambda: nn.MaxPool2d(2), "slices": MaxPool2x2}
+
+
 def _widths(name: str, values: Sequence[int] | int, allow_empty: bool) -> tuple[int, ...]:
     if isinstance(values, (int,)) and not isinstance(values, bool):
         values = [values]
@@ -55,12 +58,20 @@ def build_classifier(
     hidden: Sequence[int] | int = (64,),
     channels: Sequence[int] | int = (8, 16),
     activation: str = "relu",
+    pooling: str = "torch",
 ) -> nn.Sequential:
     """``mlp``: flatten, then ``hidden`` fully connected layers (``[]``: a linear classifier).
     ``cnn``: per entry of ``channels`` a 3x3 convolution (padding 1), the activation and a 2x2
-    max-pool, then one linear layer to the classes."""
+    max-pool, then one linear layer to the classes.
+
+    ``pooling`` picks the implementation of the max-pool, not its result: ``torch``
+    (``nn.MaxPool2d``, the faster one to train through with autograd) or ``slices``
+    (:class:`MaxPool2x2`, the faster forward for evaluating a population). Both give the same
+    values and have no parameters, so one flat parameter vector serves both.
+    """
     check_choice("model", model, MODELS)
     check_choice("activation", activation, ACTIVATIONS)
+    check_choice("pooling", pooling, POOLINGS)
     act = ACTIVATIONS[activation]
     rows, cols = image_shape
     layers: list[nn.Module] = [nn.Flatten()] if model == "mlp" else []
@@ -78,7 +89,7 @@ def build_classifier(
             )
         previous = 1
         for c in widths:
-            layers += [nn.Conv2d(previous, c, 3, padding=1), act(), MaxPool2x2()]
+            layers += [nn.Conv2d(previous, c, 3, padding=1), act(), POOLINGS[pooling]()]
             previous, rows, cols = c, rows // 2, cols // 2
         layers.append(nn.Flatten())
         width = previous * rows * cols
