@@ -17,6 +17,7 @@ from .errors import (
     BlackboxError,
     CheckpointError,
     ConfigError,
+    DatasetError,
     EvaluationError,
     PluginError,
     SpecError,
@@ -42,9 +43,9 @@ from .strategy import Strategy
 __version__ = "0.1.0"
 
 __all__ = [
-    "Adam", "BlackboxError", "Callback", "CheckpointError", "ClipUp", "ConfigError", "EvalResult",
-    "EvaluationError", "Executor", "FuturesExecutor", "LokyExecutor", "NoiseTable", "PluginError",
-    "Population", "Problem", "Record",
+    "Adam", "BlackboxError", "Callback", "CheckpointError", "ClipUp", "ConfigError", "DatasetError",
+    "EvalResult", "EvaluationError", "Executor", "FuturesExecutor", "LokyExecutor", "NoiseTable",
+    "PluginError", "Population", "Problem", "Record",
     "Result", "Run", "SGD", "Spec", "SpecError", "StateError", "Strategy", "TellError",
     "UnknownNameError", "WorkerError", "centered_ranks", "evaluation_seeds", "make_executor",
     "make_optimizer", "make_problem", "make_strategy", "nes_utilities", "optimize", "parse_spec", "stop", "zscore",

@@ -21,6 +21,7 @@ __all__ = [
     "EvaluationError",
     "WorkerError",
     "CheckpointError",
+    "DatasetError",
     "did_you_mean",
 ]
 
@@ -78,6 +79,10 @@ class WorkerError(BlackboxError, RuntimeError):
 
 class CheckpointError(BlackboxError, OSError):
     """A checkpoint is missing, truncated, corrupt, or could not be written."""
+
+
+class DatasetError(BlackboxError, ValueError):
+    """A data file is missing or malformed (bad header, truncated data, inconsistent sizes)."""
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -57,7 +57,10 @@ class FlatParams:
         """``flat`` as a tensor of this module's dtype on its device."""
         if isinstance(flat, torch.Tensor):
             return flat.to(device=self.device, dtype=self.dtype)
-        return torch.as_tensor(np.asarray(flat), device=self.device).to(self.dtype)
+        array = np.asarray(flat)
+        if not array.flags.writeable:  # torch warns on sharing read-only memory (a strategy's center)
+            array = np.array(array)
+        return torch.as_tensor(array, device=self.device).to(self.dtype)
 
     def unflatten(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
         """Split ``(m, dim)`` into ``{name: (m, *shape)}`` views (no copies)."""

@@ -34,6 +34,8 @@ PROBLEMS = [
     Subject("sphere"),
     Subject("rosenbrock", dim=3),
     Subject("rastrigin"),
+    Subject("mnist:hidden=8,batch_size=32"),
+    Subject("mnist:model=cnn,channels=2,batch_size=16,fitness=accuracy"),
 ]
 EXECUTORS = [
     Subject("serial"),

@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -43,3 +44,13 @@ def test_wrong_length_is_named():
     fp = FlatParams(small_net())
     with pytest.raises(bb.ConfigError, match="parameter vector has length 5, but Sequential has 58 parameters"):
         fp.load(np.zeros(5))
+
+
+def test_read_only_vectors_need_no_copy_warning():
+    fp = FlatParams(small_net())
+    flat = fp.initial()[None].repeat(2, axis=0)
+    flat.flags.writeable = False  # as a strategy's center is
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = fp.forward(flat, torch.randn(2, 4))
+    assert out.shape == (2, 2)

@@ -143,8 +143,11 @@ def run(args) -> int:
         "seed": args.seed, "generations": result.generations, "evaluations": result.evaluations,
         "steps": result.steps, "wall_time": result.wall_time, "best_fitness": result.best_fitness,
         "center_fitness": result.center_fitness, "stop_reason": result.stop_reason,
+        "problem_description": problem.describe(),
     }
     write_json(out / "result.json", summary)
+    data = summary["problem_description"].get("data")
+    statement = data.get("statement") if isinstance(data, dict) else None
     if args.json:
         print(json.dumps(to_plain(summary)))
     elif not args.quiet:
@@ -152,4 +155,6 @@ def run(args) -> int:
               f"best {result.best_fitness:.6g} after {result.generations} generations, "
               f"{result.evaluations} evaluations, {result.wall_time:.2f} s ({result.stop_reason})\n"
               f"run saved in {out}", file=sys.stdout)
+        if statement:  # which data a run trained on (e.g. the offline digits, not MNIST)
+            print(statement, file=sys.stdout)
     return 0
