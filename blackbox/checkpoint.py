@@ -20,7 +20,10 @@ too, as in RNG states), strings, booleans and None round-trip exactly.
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
+import importlib.util
 import io
 import json
 import math
@@ -41,6 +44,7 @@ import numpy as np
 from .errors import CheckpointError
 from .files import load_npz, to_plain
 from .loop import Callback, Record, Result, Run
+from .stop import StopCondition
 
 __all__ = [
     "Checkpoint", "Checkpointer", "save_checkpoint", "load_checkpoint", "latest_checkpoint",
@@ -139,32 +143,104 @@ def arrays_to_records(arrays: dict[str, np.ndarray]) -> list[Record]:
 
 
 # -- code fingerprint ----------------------------------------------------------------------------
-_CORE = ("loop", "population", "noise", "seeding", "optim", "shaping", "sampling", "strategy",
-         "problem", "executor")
 _LIBRARIES = ("gymnasium", "torch", "mujoco", "ale_py", "Box2D", "jax", "cma")
 
 
-def _file_sha(path: str | None) -> str | None:
-    if not path or not os.path.exists(path):
-        return None
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+def _module_origin(name: str) -> tuple[str | None, bool]:
+    """The source file of module ``name`` (None if it has none) and whether it is a package.
+
+    Found from the top-level package's folder, without importing anything.
+    """
+    top, _, rest = name.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError, AttributeError):
+        return None, False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None, False
+    if not rest:
+        return spec.origin, spec.submodule_search_locations is not None
+    if spec.submodule_search_locations is None:
+        return None, False
+    base = Path(spec.origin).parent.joinpath(*rest.split("."))
+    if base.with_suffix(".py").is_file():
+        return str(base.with_suffix(".py")), False
+    if (base / "__init__.py").is_file():
+        return str(base / "__init__.py"), True
+    return None, False
+
+
+def _imported_names(tree: ast.AST, package: str, top: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
+                    if node.level else (node.module or "")
+            except ImportError:
+                continue
+            if base.split(".")[0] != top:
+                continue
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names if alias.name.split(".")[0] == top)
+    return names
+
+
+@functools.lru_cache(maxsize=64)
+def _closure_cached(module: str) -> tuple[str, ...]:
+    return tuple(source_closure(module))
+
+
+def source_closure(module: str) -> list[str]:
+    """Source files of ``module`` and of every module of its own distribution it imports, transitively.
+
+    Read from the files (nothing is imported), so the answer does not depend on what else this
+    process has loaded. Package ``__init__`` files are not followed (they re-export everything).
+    """
+    top = module.split(".")[0]
+    files: dict[str, str] = {}
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        origin, is_package = _module_origin(name)
+        if origin is None or (is_package and name != module):
+            continue
+        files[name] = origin
+        try:
+            tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        package = name if is_package else name.rpartition(".")[0]
+        stack.extend(sorted(_imported_names(tree, package, top) - seen))
+    return [files[name] for name in sorted(files)]
+
+
+def _closure_sha(module: str) -> str | None:
+    digest = hashlib.sha256()
+    found = False
+    for path in _closure_cached(module):
+        digest.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes())
+        found = True
+    return digest.hexdigest()[:16] if found else None
 
 
 def _source_of(obj: Any) -> dict[str, Any]:
     cls = obj if isinstance(obj, type) else type(obj)
-    module = sys.modules.get(cls.__module__)
-    return {"class": f"{cls.__module__}:{cls.__qualname__}",
-            "sha256": _file_sha(getattr(module, "__file__", None))}
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "sha256": _closure_sha(cls.__module__)}
 
 
 def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
-    """What the numbers of a run depend on: versions and hashes of the sources that compute them."""
+    """What the numbers of a run depend on: versions, and hashes of the sources that compute them
+    (the strategy's and the problem's modules and what they import from their own package, and
+    the driver's)."""
     from . import __version__
 
-    core = hashlib.sha256()
-    for name in _CORE:
-        module = sys.modules.get(f"blackbox.{name}")
-        core.update((_file_sha(getattr(module, "__file__", None)) or "-").encode())
     libraries = {}
     for name in _LIBRARIES:
         module = sys.modules.get(name)
@@ -172,7 +248,7 @@ def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
             libraries[name] = str(getattr(module, "__version__", "?"))
     return {
         "blackbox": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "core": core.hexdigest()[:16], "strategy": _source_of(strategy), "problem": _source_of(problem),
+        "driver": _closure_sha("blackbox.loop"), "strategy": _source_of(strategy), "problem": _source_of(problem),
         "libraries": libraries,
     }
 
@@ -181,7 +257,7 @@ def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What differs between two fingerprints, in words; libraries compared where both list them."""
     changes = []
     for key, label in (("blackbox", "blackbox version"), ("python", "Python version"),
-                       ("numpy", "numpy version"), ("core", "blackbox core source")):
+                       ("numpy", "numpy version"), ("driver", "driver source (blackbox.loop and its imports)")):
         if old.get(key) != new.get(key):
             changes.append(f"{label}: {old.get(key)} -> {new.get(key)}")
     for part in ("strategy", "problem"):
@@ -189,7 +265,7 @@ def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         if before.get("class") != after.get("class"):
             changes.append(f"{part} class: {before.get('class')} -> {after.get('class')}")
         elif before.get("sha256") != after.get("sha256"):
-            changes.append(f"{part} source ({after.get('class')}) changed")
+            changes.append(f"{part} source ({after.get('class')} or a module it imports) changed")
     old_libs, new_libs = old.get("libraries", {}), new.get("libraries", {})
     for name in sorted(set(old_libs) & set(new_libs)):
         if old_libs[name] != new_libs[name]:
@@ -457,6 +533,16 @@ def restore_run(checkpoint: Checkpoint, strategy: Any, problem: Any, executor: A
     return run
 
 
+def _stopping(run: Run, record: Record) -> str | None:
+    """The reason the run stops after ``record`` if a stop condition fired (they ran before callbacks)."""
+    for condition in run.stop:
+        if isinstance(condition, StopCondition):
+            reason = condition.satisfied(record)
+            if reason:
+                return reason
+    return None
+
+
 # -- the callback --------------------------------------------------------------------------------
 class Checkpointer(Callback):
     """Checkpoint every ``every`` generations and at the end; keep the newest ``keep`` and the best.
@@ -474,21 +560,24 @@ class Checkpointer(Callback):
         self.config = config
         self.code: dict[str, Any] | None = None
         self.saved: list[Path] = []
+        self._last: tuple[int, str | None] | None = None
 
     def on_start(self, run: Run) -> None:
         self.code = code_fingerprint(run.strategy, run.problem)
         clean_temporary(self.directory)
 
     def on_generation(self, run: Run, record: Record) -> None:
-        if self.every and record.generation % self.every == 0:
-            self.save(run)
+        stopping = _stopping(run, record)
+        if stopping or (self.every and record.generation % self.every == 0):
+            self.save(run, stopping)
 
     def on_end(self, run: Run, result: Result) -> None:
-        if run.settled and run.records:
+        if run.settled and run.records and self._last != (run.strategy.generation, result.stop_reason):
             self.save(run, result.stop_reason)
 
     def save(self, run: Run, stop_reason: str | None = None) -> Path:
         path = save_checkpoint(self.directory, run, config=self.config, code=self.code, stop_reason=stop_reason)
         self.saved.append(path)
+        self._last = (run.strategy.generation, stop_reason)
         prune_checkpoints(self.directory, self.keep)
         return path

@@ -71,7 +71,7 @@ else:  # pragma: no cover - Python 3.10
 __all__ = [
     "ConfigDoc", "Component", "make_component", "check_section", "RunConfig", "load_toml", "read_run_config", "resolve_run_config",
     "build_components", "config_changes", "breaking_changes", "set_override", "component_override",
-    "STOP_KEYS", "BUDGET_KEYS",
+    "STOP_KEYS", "BUDGET_KEYS", "run_config", "set_value", "parse_set",
 ]
 
 COMPONENTS = ("strategy", "problem", "executor")
@@ -274,10 +274,11 @@ def _component(kind: str, value: Any, where: str, doc: ConfigDoc | None = None,
     head = table.pop("spec", None)
     if head is None:
         name = table.pop("name")
+        name_where = doc.where(*path, "name") if doc else where
         if not isinstance(name, str):
-            raise ConfigError(f"{where}: [{kind}] name must be a string, got {name!r}")
+            raise ConfigError(f"{name_where}: [{kind}] name must be a string, got {name!r}")
         base = Component(kind, name, {}, where)
-        _factory(kind, name, where)
+        _factory(kind, name, name_where)
     else:
         if not isinstance(head, str):
             raise ConfigError(f"{where}: [{kind}] spec must be a string, got {head!r}")
@@ -513,6 +514,27 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> dict[s
     for section in ("checkpoint", "log"):
         resolved[section] = {**_SECTION_DEFAULTS[section], **config.sections.get(section, {})}
     return _plain(resolved)
+
+
+def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor: str = "serial", *,
+               seed: int = 0, evaluate_center: bool = True, stop: dict[str, Any] | None = None,
+               checkpoint: dict[str, Any] | None = None, log: dict[str, Any] | None = None,
+               **strategy_options: Any) -> dict[str, Any]:
+    """A resolved run config from Python: specs, budget and options, checked like a config file.
+
+    ``run_config("nes:popsize=100", "quadratic:dim=10", stop={"generations": 500}, sigma=0.05)``
+    """
+    config = RunConfig()
+    for kind, spec in (("strategy", strategy), ("problem", problem), ("executor", executor)):
+        config.components[kind] = component_override(kind, None, spec, kind)
+    for key, value in strategy_options.items():
+        set_override(config, key, value, key)
+    set_value(config, ("seed",), seed, "seed")
+    set_value(config, ("evaluate_center",), evaluate_center, "evaluate_center")
+    for section, table in (("stop", stop), ("checkpoint", checkpoint), ("log", log)):
+        for key, value in (table or {}).items():
+            set_value(config, (section, key), value, f"{section}[{key!r}]")
+    return resolve_run_config(config)
 
 
 def _plain(value: Any) -> Any:

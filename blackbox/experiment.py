@@ -37,6 +37,7 @@ An experiment file (``blackbox compare EXPERIMENT.toml``)::
     progress = [0.25, 0.5, 0.75, 1.0]   # fractions of the reference's progress
     confidence = 0.95                   # bootstrap intervals
     resamples = 10000
+    plots = true                        # learning-curve plots (needs matplotlib)
 
     [smoke]                             # --smoke or BLACKBOX_SMOKE=1: small budgets for CI
     seeds = 2
@@ -81,7 +82,7 @@ __all__ = ["Experiment", "Cell", "ProblemInfo", "load_experiment", "plan_cells",
 _TOP = ("name", "out", "seeds", "executor", "jobs", "evaluate_center", "budget", "checkpoint", "log",
         "strategies", "problems", "report", "smoke")
 _PROBLEM_KEYS = ("target", "goal", "goal_generations", "budget")
-_REPORT = ("reference", "progress", "confidence", "resamples")
+_REPORT = ("reference", "progress", "confidence", "resamples", "plots")
 _SMOKE = ("seeds", "budget", "jobs")
 
 
@@ -305,7 +306,11 @@ def _report(doc: ConfigDoc, table: Any, labels: list[str]) -> dict[str, Any]:
                           table.get("confidence", 0.95), positive=True, below=1.0)
     resamples = _checked(doc.where("report", "resamples"), check_int, "resamples",
                          table.get("resamples", 10_000), minimum=100)
-    return {"reference": reference, "progress": progress, "confidence": confidence, "resamples": resamples}
+    plots = table.get("plots", True)
+    if not isinstance(plots, bool):
+        raise ConfigError(f"{doc.where('report', 'plots')}: plots must be true or false, got {plots!r}")
+    return {"reference": reference, "progress": progress, "confidence": confidence, "resamples": resamples,
+            "plots": plots}
 
 
 def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:

@@ -144,16 +144,22 @@ class Run:
     def attach_stop(self, conditions: Sequence[Any]) -> None:
         """Use ``conditions`` from now on; restore their saved state if this run was loaded.
 
-        Saved states are matched to conditions by position among the StopCondition instances
-        and by type; a condition without a match starts fresh.
+        The k-th saved condition of a type restores the k-th condition of that type, so adding or
+        dropping a budget on resume keeps, say, a ``GoalHeld`` streak. Unmatched ones start fresh.
         """
         self.stop = list(conditions)
-        stateful = [c for c in self.stop if isinstance(c, StopCondition)]
-        saved = self._stop_state
-        for i, condition in enumerate(stateful):
+        saved: dict[str, list[dict[str, Any]]] = {}
+        for entry in self._stop_state or []:
+            saved.setdefault(entry.get("type", ""), []).append(entry.get("state", {}))
+        seen: dict[str, int] = {}
+        for condition in self.stop:
+            if not isinstance(condition, StopCondition):
+                continue
+            kind = type(condition).__name__
+            index = seen[kind] = seen.get(kind, -1) + 1
             condition.reset()
-            if saved is not None and i < len(saved) and saved[i].get("type") == type(condition).__name__:
-                condition.load_state_dict(saved[i].get("state", {}))
+            if index < len(saved.get(kind, [])):
+                condition.load_state_dict(saved[kind][index])
 
     def step(self) -> Record:
         """Run one generation and return its record."""

@@ -183,21 +183,29 @@ def _curve(run: RunData, axis: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _band_curves(runs_by_strategy: dict[str, list[RunData]], axis: str, experiment: Experiment,
                  points: int = 200) -> dict[str, dict[str, np.ndarray]]:
-    curves = {}
+    """Mean curve and bootstrap band per strategy on one grid spanning every run of the problem.
+
+    A run that stopped early (its goal held) keeps its last value up to the end of the grid; a
+    strategy's curve starts where all of its runs have a first record.
+    """
     pairs = {label: [c for c in (_curve(r, axis) for r in runs) if len(c[0])]
              for label, runs in runs_by_strategy.items()}
-    ends = [c[0][-1] for cs in pairs.values() for c in cs]
-    if not ends:
+    starts = [c[0][0] for cs in pairs.values() for c in cs]
+    if not starts:
         return {}
+    low_x = min(starts)
+    high_x = max(c[0][-1] for cs in pairs.values() for c in cs)
+    grid = np.linspace(low_x, high_x, points) if high_x > low_x else np.array([low_x])
+    curves = {}
     for label, runs in pairs.items():
         if not runs:
             continue
-        start = max(c[0][0] for c in runs)
-        stop = max(max(c[0][-1] for c in runs), start)
-        grid = np.linspace(start, stop, points) if stop > start else np.array([start])
         matrix = np.vstack([carry_forward(x, y, grid) for x, y in runs])
-        mean, low, high = bootstrap_band(matrix, experiment.report["confidence"])
-        curves[label] = {"x": grid, "mean": mean, "low": low, "high": high, "n": len(runs)}
+        ready = ~np.isnan(matrix).any(axis=0)
+        if not ready.any():
+            continue
+        mean, low, high = bootstrap_band(matrix[:, ready], experiment.report["confidence"])
+        curves[label] = {"x": grid[ready], "mean": mean, "low": low, "high": high, "n": len(runs)}
     return curves
 
 
@@ -225,7 +233,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
         md.append(f"- Skipped strategy `{label}`: {reason}.")
     if experiment.skipped:
         md.append("")
-    can_plot = have_matplotlib()
+    can_plot = experiment.report.get("plots", True) and have_matplotlib()
     for problem, info in experiment.problems.items():
         problem_runs = [r for r in runs if r.problem == problem]
         by_strategy = {label: [r for r in problem_runs if r.strategy == label] for label in experiment.strategies}
@@ -276,7 +284,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
                    "stopped early keeps its last value): "
                    + ", ".join(f"[{Path(p).name}]({p})" for p in plotted if Path(p).name.startswith(_file_label(problem) + "-")),
                    ""]
-        else:
+        elif experiment.report.get("plots", True):
             md += ["No plots: matplotlib is not installed (pip install 'blackbox-es[plot]').", ""]
         md += ["Runs behind each row:", ""]
         for label in order:

@@ -108,9 +108,10 @@ def is_finished(run_dir: str | Path) -> bool:
     return bool(result and result.get("finished"))
 
 
-def _same_config(path: Path, resolved: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _run_changes(path: Path, resolved: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """Differences that make it another run (what is logged, checkpointed or which executor runs it do not)."""
     existing = load_toml(path).data
-    return config_changes(existing, resolved)
+    return [c for c in config_changes(existing, resolved) if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
 
 
 def check_out_dir(out: Path, resolved: dict[str, Any] | None, overwrite: bool) -> Path:
@@ -123,7 +124,7 @@ def check_out_dir(out: Path, resolved: dict[str, Any] | None, overwrite: bool) -
         if not paths.config.exists() and not overwrite:
             raise ConfigError(f"{out} exists and is not a blackbox run directory; choose another --out")
         if not overwrite:
-            changes = _same_config(paths.config, resolved) if resolved is not None else []
+            changes = _run_changes(paths.config, resolved) if resolved is not None else []
             if changes:
                 shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in changes[:5])
                 more = f" (and {len(changes) - 5} more)" if len(changes) > 5 else ""

@@ -9,6 +9,8 @@ drops the events the interrupted run wrote after its checkpoint.
 from __future__ import annotations
 
 import math
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +59,9 @@ class TensorBoardLog(Callback):
             if self.resume_from is not None:
                 purge = {"generations": self.resume_from.generation, "evaluations": self.resume_from.evaluations,
                          "steps": self.resume_from.steps}[axis] + 1
-            self._writers[axis] = self.writer_class(str(self.logdir / axis), purge_step=purge)
+            # A unique suffix: two sessions within one second would otherwise share a file name.
+            suffix = f".{os.getpid()}.{time.time_ns()}"
+            self._writers[axis] = self.writer_class(str(self.logdir / axis), purge_step=purge, filename_suffix=suffix)
         return self._writers[axis]
 
     def on_start(self, run: Run) -> None:
