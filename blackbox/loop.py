@@ -139,17 +139,24 @@ class Run:
             self.evaluate_center = bool(state["evaluate_center"])
         self._stop_state = list(state.get("stop", []))
         if self.stop:
-            self.attach_stop(self.stop)
+            self.attach_stop(self.stop)  # the conditions already attached take the saved state now
 
     def attach_stop(self, conditions: Sequence[Any]) -> None:
         """Use ``conditions`` from now on; restore their saved state if this run was loaded.
 
-        The k-th saved condition of a type restores the k-th condition of that type, so adding or
-        dropping a budget on resume keeps, say, a ``GoalHeld`` streak. Unmatched ones start fresh.
+        The state comes from the last ``load_state_dict``, else from the conditions attached before
+        (a Run passed to ``optimize`` again continues). The k-th saved condition of a type restores
+        the k-th condition of that type, so adding or dropping a budget on resume keeps, say, a
+        ``GoalHeld`` streak. Unmatched ones start fresh.
         """
+        entries = self._stop_state
+        if entries is None:
+            entries = [{"type": type(c).__name__, "state": c.state_dict()}
+                       for c in self.stop if isinstance(c, StopCondition)]
+        self._stop_state = None
         self.stop = list(conditions)
         saved: dict[str, list[dict[str, Any]]] = {}
-        for entry in self._stop_state or []:
+        for entry in entries:
             saved.setdefault(entry.get("type", ""), []).append(entry.get("state", {}))
         seen: dict[str, int] = {}
         for condition in self.stop:
@@ -299,7 +306,9 @@ def optimize(
     ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
     best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
     one budget (generations, evaluations, steps, time) is required. ``run`` continues a
-    :class:`Run` restored from a checkpoint instead of starting afresh.
+    :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
+    its stop conditions' state carries over, and if a condition already holds for its last record
+    the run returns at once without another generation.
     """
     conditions = _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop)
     strategy, problem, executor, owned = _resolve(strategy, problem, executor, seed)

@@ -6,7 +6,8 @@
     config.toml     the fully resolved config (``blackbox run --config RUN/config.toml`` repeats it)
     records.csv     one row per generation (records.jsonl: the same as JSON lines)
     result.json     the summary, written when the run ends (``finished``: a budget or goal was met)
-    solution.npz    final center, best parameters and best fitness (numpy, no pickle)
+    solution.npz    final center, best parameters and best fitness, and the problem's state
+                    (observation statistics) under problem/<name> (numpy, no pickle)
     curve.png       the learning curve (with matplotlib installed)
     checkpoints/    gen-NNNNNN/ folders (see blackbox.checkpoint)
     tensorboard/    event files, with --tensorboard
@@ -192,7 +193,7 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
     last = result.records[-1] if result.records else None
     finished = last is not None and any(c.satisfied(last) for c in conditions)
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
-                              "best_fitness": result.best_fitness})
+                              "best_fitness": result.best_fitness, **_flat("problem", problem.state_dict())})
     curve = None
     if resolved["log"].get("plot", True):
         if have_matplotlib():
@@ -210,6 +211,18 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
         summary["notes"] = list(notes)
     write_json(paths.result, summary)
     return summary
+
+
+def _flat(prefix: str, tree: Any) -> dict[str, Any]:
+    """``{"problem/obs_mean": array, ...}``: a state tree as npz entries (numbers as 0-d arrays)."""
+    if isinstance(tree, dict):
+        out: dict[str, Any] = {}
+        for key, value in tree.items():
+            out.update(_flat(f"{prefix}/{key}", value))
+        return out
+    if tree is None or isinstance(tree, str):
+        return {}
+    return {prefix: tree}
 
 
 def _last_checkpoint(paths: RunPaths) -> Path | None:

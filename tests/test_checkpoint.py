@@ -242,3 +242,28 @@ def test_source_closure_follows_the_package_imports():
     files = [p.replace("\\", "/").split("blackbox/")[-1] for p in ck.source_closure("blackbox.strategies.nes")]
     assert {"strategies/nes.py", "optim.py", "noise.py", "strategy.py", "population.py"} <= set(files)
     assert "strategies/openai_es.py" not in files and "cli/run.py" not in files
+
+
+def test_a_run_passed_again_keeps_its_stop_state_and_stops_at_once_when_met():
+    class Rising(bb.Problem):
+        """The center's fitness is the number of evaluate calls so far."""
+
+        dim = 2
+
+        def __init__(self):
+            self.calls = 0
+
+        def evaluate(self, params, seeds):
+            self.calls += 1
+            return bb.EvalResult(np.full(len(params), float(self.calls)), np.zeros(len(params), dtype=np.int64))
+
+    problem = Rising()
+    es = bb.make_strategy("nes", dim=2, popsize=4, seed=0)
+    run = Run(es, problem, bb.make_executor("serial"), 0)
+    first = bb.optimize(es, problem, run.executor, generations=6, stop=[GoalHeld(5.0, 3)], run=run)
+    assert first.stop_reason == "generations 6 >= 6"  # the goal held at 5 and 6: a streak of 2
+    again = bb.optimize(es, problem, run.executor, generations=50, stop=[GoalHeld(5.0, 3)], run=run)
+    assert again.generations == 7 and again.stop_reason == "center fitness >= 5 for 3 generations"
+    done = bb.optimize(es, problem, run.executor, generations=50, stop=[GoalHeld(5.0, 3)], run=run)
+    assert done.generations == 7 and problem.calls == 7  # already met: no further generation
+    assert done.stop_reason == "center fitness >= 5 for 3 generations"

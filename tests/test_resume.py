@@ -312,3 +312,10 @@ def test_a_failing_evaluation_keeps_the_previous_checkpoint(tmp_path, drift, mon
 
 def test_resume_script_text_is_valid_python():
     compile(textwrap.dedent(KILLED_RUN.format(tests="x")), "driver.py", "exec")
+
+
+def test_solution_holds_the_problems_state(tmp_path, drift):
+    start_run(config(generations=3), tmp_path / "run")
+    solution = load_npz(tmp_path / "run" / "solution.npz")
+    assert {"center", "best_params", "best_fitness", "problem/count", "problem/mean", "problem/m2"} <= set(solution)
+    assert int(solution["problem/count"]) == 3 * 11  # 10 rows and the center, 3 generations
