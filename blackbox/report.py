@@ -300,7 +300,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
     _write_csv(out / "summary.csv", summary_columns, summary_rows)
     _write_csv(out / "progress_ratios.csv",
                ["problem", "strategy", "reference", "axis", "fraction", "level", "strategy_x", "reference_x",
-                "ratio"], ratio_rows_out)
+                "ratio", "strategy_runs", "reference_runs"], ratio_rows_out)
     index = {"results": str(out / "results.csv"), "summary": str(out / "summary.md"),
              "summary_csv": str(out / "summary.csv"), "progress_ratios": str(out / "progress_ratios.csv"),
              "plots": [str(out / p) for p in plotted], "runs": len(runs)}
@@ -342,7 +342,10 @@ def _progress_ratios(experiment: Experiment, problem: str, by_strategy: dict[str
             rows_out.append({"problem": problem, "strategy": label, "reference": reference, "axis": axis,
                              "fraction": entry["fraction"], "level": entry["level"],
                              "strategy_x": entry["method"], "reference_x": entry["reference"],
-                             "ratio": entry["ratio"]})
+                             "ratio": entry["ratio"],
+                             "strategy_runs": " ".join(_relative(r.run_dir, experiment.out) for r in by_strategy[label]),
+                             "reference_runs": " ".join(_relative(r.run_dir, experiment.out)
+                                                        for r in by_strategy[reference])})
             if math.isnan(entry["ratio"]):
                 cells.append("n/a (no progress)")
             elif math.isinf(entry["ratio"]):

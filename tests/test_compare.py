@@ -114,6 +114,15 @@ def test_grid_runs_and_every_number_names_its_run(tmp_path, drift):
         assert float(row["final_low"]) <= float(row["final_mean"]) <= float(row["final_high"])
         assert row["run_dirs"].split() == [r["run_dir"] for r in rows
                                            if r["problem"] == row["problem"] and r["strategy"] == row["strategy"]]
+    with open(out / "progress_ratios.csv", newline="") as handle:
+        ratios = list(csv.DictReader(handle))
+    assert {(r["problem"], r["strategy"], r["axis"]) for r in ratios} == {("drift", "nes-fast", "steps"),
+                                                                          ("sphere", "nes-fast", "evaluations")}
+    assert [float(r["fraction"]) for r in ratios[:4]] == [0.25, 0.5, 0.75, 1.0]
+    assert ratios[0]["reference_runs"] == "runs/drift/openai-es/seed-0 runs/drift/openai-es/seed-1"
+    for r in ratios:
+        if r["ratio"] not in ("inf", "nan"):
+            assert float(r["ratio"]) == pytest.approx(float(r["strategy_x"]) / float(r["reference_x"]))
     report = json.loads((out / "report.json").read_text())
     assert report["runs"] == 8 and report["plots"] == []
     assert not (out / "runs" / "drift" / "openai-es" / "seed-0" / "curve.png").exists()
@@ -262,3 +271,32 @@ def test_progress_ratios_follow_the_papers_table():
     assert [r["ratio"] for r in rows] == [0.5, 0.75, 0.5, math.inf]
     flat = stats.progress_ratio_table(method, (reference[0], np.full(4, 7.0)))
     assert all(math.isnan(r["ratio"]) for r in flat)
+
+
+def test_a_failing_run_does_not_stop_the_grid(tmp_path, drift, capsys):
+    import blackbox as bb
+    from blackbox.registry import problems
+
+    class Boom(bb.Problem):
+        """Always fails."""
+
+        dim = 3
+
+        def evaluate(self, params, seeds):
+            raise RuntimeError("simulator crashed")
+
+    problems.register("boom", Boom)
+    try:
+        text = EXPERIMENT.replace('[problems.sphere]\nname = "sphere"', '[problems.sphere]\nname = "boom"')
+        text = text.replace("dim = 3\nbudget = { max_evaluations = 44 }\n", "")
+        code = main(["compare", str(write(tmp_path, text)), "--out", str(tmp_path / "out"), "--json"])
+    finally:
+        problems.unregister("boom")
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "4 run(s) failed" in captured.err and "simulator crashed" in captured.err
+    index = json.loads(captured.out)
+    assert len(index["failed"]) == 4 and all("runs/sphere/" in f for f in index["failed"])
+    rows = read_results(tmp_path / "out")
+    assert {r["status"] for r in rows if r["problem"] == "sphere"} == {"error"}
+    assert {r["status"] for r in rows if r["problem"] == "drift"} == {"finished"}

@@ -139,7 +139,8 @@ def test_killed_in_a_subprocess_then_resumed(tmp_path, drift):
     done = run_script(tmp_path, ["resume", str(cut), "--json"])
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["resumed_from"] in (8, 12, 16) and summary["generations"] == 40 and summary["finished"]
+    assert summary["resumed_from"] % 4 == 0 and 8 <= summary["resumed_from"] <= written
+    assert summary["generations"] == 40 and summary["finished"]
     assert "warning" not in done.stderr
     assert_same_run(tmp_path / "full", cut)
 
