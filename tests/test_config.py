@@ -206,3 +206,15 @@ def test_key_lines_reads_tables_dotted_quoted_and_inline_keys():
     assert lines[("strategy", "a", "b")] == 9
     assert lines[("problem", "inline", "q")] == 11
     assert lines[("runs",)] == 12
+
+
+def test_out_from_the_file_and_default_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, 'out = "runs/from-file"\n' + BASE)
+    assert main(["run", "--config", str(path), "--quiet", "--no-plot"]) == 0
+    assert (tmp_path / "runs" / "from-file" / "records.csv").exists()
+    assert "out" not in (tmp_path / "runs" / "from-file" / "config.toml").read_text()
+    assert main(["run", "--config", str(path), "--quiet", "--no-plot", "--out", "elsewhere"]) == 0
+    assert (tmp_path / "elsewhere" / "records.csv").exists()
+    assert main(["run", "--problem", "sphere:dim=2", "--generations", "2", "--quiet", "--no-plot"]) == 0
+    assert [p.name.startswith("openai-es-sphere-") for p in (tmp_path / "runs").iterdir() if p.name != "from-file"] == [True]
