@@ -94,7 +94,13 @@ class _FunctionCallback(Callback):
 
 @dataclass
 class Run:
-    """The driver's running state: what a checkpoint of the loop needs besides the strategy."""
+    """The driver's running state: what a checkpoint of the loop needs besides the strategy.
+
+    ``stop`` holds the run's stop conditions (attached by :func:`optimize`) so that a checkpoint
+    can keep their state, such as a ``GoalHeld`` streak. ``settled`` is False while a generation is
+    half done (from ``ask()`` until its stop conditions have seen its record): only a settled run
+    can be checkpointed consistently.
+    """
 
     strategy: Strategy
     problem: Problem
@@ -107,13 +113,19 @@ class Run:
     best_fitness: float = -math.inf
     best_params: np.ndarray | None = None
     records: list[Record] = field(default_factory=list)
+    stop: list[Any] = field(default_factory=list)
+    settled: bool = True
+    _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def state_dict(self) -> dict[str, Any]:
-        """Counters and the best solution (numpy arrays and JSON-able values)."""
+        """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
         return {
             "seed": self.seed, "evaluations": self.evaluations, "steps": self.steps,
             "elapsed": self.elapsed, "best_fitness": self.best_fitness,
             "best_params": self.strategy.center.copy() if self.best_params is None else self.best_params,
+            "evaluate_center": self.evaluate_center,
+            "stop": [{"type": type(c).__name__, "state": c.state_dict()}
+                     for c in self.stop if isinstance(c, StopCondition)],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -123,10 +135,43 @@ class Run:
         self.elapsed = float(state["elapsed"])
         self.best_fitness = float(state["best_fitness"])
         self.best_params = np.array(state["best_params"], dtype=np.float64)
+        if "evaluate_center" in state:
+            self.evaluate_center = bool(state["evaluate_center"])
+        self._stop_state = list(state.get("stop", []))
+        if self.stop:
+            self.attach_stop(self.stop)  # the conditions already attached take the saved state now
+
+    def attach_stop(self, conditions: Sequence[Any]) -> None:
+        """Use ``conditions`` from now on; restore their saved state if this run was loaded.
+
+        The state comes from the last ``load_state_dict``, else from the conditions attached before
+        (a Run passed to ``optimize`` again continues). The k-th saved condition of a type restores
+        the k-th condition of that type, so adding or dropping a budget on resume keeps, say, a
+        ``GoalHeld`` streak. Unmatched ones start fresh.
+        """
+        entries = self._stop_state
+        if entries is None:
+            entries = [{"type": type(c).__name__, "state": c.state_dict()}
+                       for c in self.stop if isinstance(c, StopCondition)]
+        self._stop_state = None
+        self.stop = list(conditions)
+        saved: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:
+            saved.setdefault(entry.get("type", ""), []).append(entry.get("state", {}))
+        seen: dict[str, int] = {}
+        for condition in self.stop:
+            if not isinstance(condition, StopCondition):
+                continue
+            kind = type(condition).__name__
+            index = seen[kind] = seen.get(kind, -1) + 1
+            condition.reset()
+            if index < len(saved.get(kind, [])):
+                condition.load_state_dict(saved[kind][index])
 
     def step(self) -> Record:
         """Run one generation and return its record."""
         started = time.perf_counter()
+        self.settled = False
         strategy = self.strategy
         population = strategy.ask()
         n = len(population)
@@ -195,6 +240,29 @@ def _stop_conditions(generations, max_evaluations, max_steps, max_time, target, 
     return conditions
 
 
+def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | None:
+    """For a restored run: the reason a stop condition already holds after its last record."""
+    if not records:
+        return None
+    for condition in conditions:
+        if isinstance(condition, StopCondition):
+            reason = condition.satisfied(records[-1])
+            if reason:
+                return reason
+    return None
+
+
+def _check_progress(conditions: Sequence[Any], record: Record) -> None:
+    """Refuse a run whose only budget counts environment steps on a problem that takes none."""
+    budgets = [c for c in conditions if isinstance(c, (Generations, Evaluations, EnvSteps, WallTime))]
+    if record.steps == 0 and budgets and all(isinstance(c, EnvSteps) for c in budgets):
+        raise ConfigError(
+            f"max_steps={budgets[0].n} can never be reached: the problem took no environment steps in "
+            f"generation {record.generation} (it does not count steps); give a budget in generations, "
+            f"evaluations or wall time instead"
+        )
+
+
 def _resolve(strategy, problem, executor, seed):
     from .registry import make_executor, make_problem, make_strategy
 
@@ -238,25 +306,33 @@ def optimize(
     ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
     best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
     one budget (generations, evaluations, steps, time) is required. ``run`` continues a
-    :class:`Run` restored from a checkpoint instead of starting afresh.
+    :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
+    its stop conditions' state carries over, and if a condition already holds for its last record
+    the run returns at once without another generation.
     """
     conditions = _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop)
     strategy, problem, executor, owned = _resolve(strategy, problem, executor, seed)
     if run is None:
         run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+    run.attach_stop(conditions)
     hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
     executor.start(problem)
     try:
         for hook in hooks:
             hook.on_start(run)
-        while True:
+        met = _already_met(conditions, run.records)
+        if met:
+            reason = met
+        while not met:
             record = run.step()
+            _check_progress(conditions, record)
             reasons = [r for r in (c(record) for c in conditions) if r]
             own = getattr(strategy, "stop_reason", None)  # e.g. CMA-ES's termination criteria
             own_reason = own() if callable(own) else None
             if own_reason:
                 reasons.append(str(own_reason))
+            run.settled = True
             for hook in hooks:
                 if hook.on_generation(run, record):
                     reasons.append(f"callback {type(hook).__name__} asked to stop")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import fields
@@ -11,7 +12,10 @@ from typing import IO, Any
 
 from .loop import Callback, Record, Result, Run
 
-__all__ = ["CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records"]
+__all__ = [
+    "CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records",
+    "csv_row", "json_line", "rewrite_records",
+]
 
 RECORD_FIELDS = [f.name for f in fields(Record)]
 
@@ -20,6 +24,32 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
+
+
+def csv_row(record: Record) -> dict[str, Any]:
+    """A record as CSV cells: floats by ``repr`` (round-trips exactly), None as an empty cell."""
+    return {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in record.as_dict().items()}
+
+
+def json_line(record: Record) -> str:
+    """A record as one line of JSON (non-finite numbers as null / "inf" / "-inf")."""
+    return json.dumps({k: _jsonable(v) for k, v in record.as_dict().items()})
+
+
+def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records: list[Record]) -> None:
+    """Replace both record files by exactly ``records`` (atomically): a resumed run starts here."""
+    from .files import atomic_write
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=RECORD_FIELDS)
+    writer.writeheader()
+    for record in records:
+        writer.writerow(csv_row(record))
+    data = buffer.getvalue().encode("utf-8")
+    atomic_write(csv_path, lambda handle: handle.write(data))
+    if jsonl_path is not None:
+        lines = "".join(json_line(r) + "\n" for r in records).encode("utf-8")
+        atomic_write(jsonl_path, lambda handle: handle.write(lines))
 
 
 class _FileRecords(Callback):
@@ -52,8 +82,7 @@ class CSVRecords(_FileRecords):
             self._writer.writeheader()
 
     def on_generation(self, run: Run, record: Record) -> None:
-        self._writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v)
-                               for k, v in record.as_dict().items()})
+        self._writer.writerow(csv_row(record))
         self._file.flush()
 
 
@@ -61,8 +90,7 @@ class JSONLRecords(_FileRecords):
     """One JSON object per generation (non-finite numbers as null / "inf" / "-inf")."""
 
     def on_generation(self, run: Run, record: Record) -> None:
-        data = {k: _jsonable(v) for k, v in record.as_dict().items()}
-        self._file.write(json.dumps(data) + "\n")
+        self._file.write(json_line(record) + "\n")
         self._file.flush()
 
 
@@ -73,4 +101,15 @@ def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             out.append({k: (None if v == "" else int(v) if k in ints else float(v)) for k, v in row.items()})
+    return out
+
+
+def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
+    """Read records written by :class:`JSONLRecords` ("inf" / "-inf" back to floats)."""
+    out = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                row = json.loads(line)
+                out.append({k: (float(v) if v in ("inf", "-inf") else v) for k, v in row.items()})
     return out

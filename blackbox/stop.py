@@ -28,6 +28,14 @@ class StopCondition:
     def reset(self) -> None:
         """Forget anything remembered across generations (called when a run starts)."""
 
+    def satisfied(self, record: Record) -> str | None:
+        """The reason if the condition already holds after ``record``, without counting it again.
+
+        Used when a restored run continues: a run whose budget is spent must not take one more
+        generation. Stateless conditions just look at the record; stateful ones override this.
+        """
+        return self(record)
+
     def state_dict(self) -> dict[str, Any]:
         return {}
 
@@ -111,6 +119,11 @@ class GoalHeld(StopCondition):
     def __call__(self, record):
         got = _value(record, self.which)
         self._streak = self._streak + 1 if (not math.isnan(got) and got >= self.value) else 0
+        if self._streak >= self.generations:
+            return f"{self.which} fitness >= {self.value:g} for {self._streak} generations"
+        return None
+
+    def satisfied(self, record):
         if self._streak >= self.generations:
             return f"{self.which} fitness >= {self.value:g} for {self._streak} generations"
         return None

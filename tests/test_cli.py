@@ -23,6 +23,8 @@ def test_run_writes_a_run_directory(tmp_path, capsys):
     assert [r["generation"] for r in records] == list(range(1, 31))
     solution = load_npz(out / "solution.npz")
     assert solution["center"].shape == (5,)
+    assert (out / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "records.jsonl").exists() and (out / "checkpoints" / "gen-000030").is_dir()
     config = (out / "config.toml").read_text()
     assert 'name = "openai-es"' in config and "sigma = 0.05" in config and "seed = 3" in config
 

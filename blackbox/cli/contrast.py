@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..files import to_plain, write_json
 from ..registry import make_problem
-from .run import _settings
+from ..config import parse_set
 
 __all__ = ["add_parser", "run"]
 
@@ -73,7 +73,7 @@ def run(args) -> int:
     from ..contrast.report import print_report, slowdown_sentence
     from ..contrast.runner import check_supervised
 
-    settings = _settings(args.settings)
+    settings = dict(parse_set(pair) for pair in args.settings)
     for reserved in ("dim", "seed", "x0"):
         if reserved in settings:
             raise ConfigError(f"{reserved} is set by the contrast (problem, --seed, shared initial weights); "

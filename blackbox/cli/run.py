@@ -1,160 +1,157 @@
 """``blackbox run``: train one strategy on one problem and save the run directory.
 
-The run directory holds ``config.toml`` (the fully resolved configuration), ``records.csv`` (one
-row per generation), ``result.json`` (the summary) and ``solution.npz`` (final center and best
-parameters, numpy without pickle).
+Settings come from a TOML file (``--config``, see :mod:`blackbox.config`) and from flags, which
+override the file key by key. The run directory (see :mod:`blackbox.runs`) receives the fully
+resolved config, so ``blackbox run --config RUN/config.toml --out OTHER`` repeats the run exactly.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..errors import ConfigError
-from ..files import save_npz, to_plain, write_json, write_toml
-from ..loop import optimize
-from ..records import CSVRecords
-from ..registry import (
-    executors,
-    make_executor,
-    make_problem,
-    make_strategy,
-    problems,
-    resolved_config,
-    strategies,
+from ..config import (
+    COMPONENTS,
+    RunConfig,
+    build_components,
+    component_override,
+    load_toml,
+    parse_set,
+    read_run_config,
+    resolve_run_config,
+    set_override,
+    set_value,
 )
-from ..spec import parse_spec, parse_value
-from ..stop import GoalHeld
+from ..files import to_plain
+from ..runs import check_out_dir, default_out, describe_summary, start_run
 
-__all__ = ["add_parser", "run", "build_run", "prepare_out_dir"]
+__all__ = ["add_parser", "run", "build_run", "prepare_out_dir", "add_budget_flags", "add_output_flags",
+           "apply_flags"]
+
+_STOP_FLAGS = (("generations", int, "stop after this many generations"),
+               ("max_evaluations", int, "stop after this many evaluations"),
+               ("max_steps", int, "stop after this many environment steps"),
+               ("max_time", float, "stop after this many seconds of wall time"),
+               ("target", float, "stop once the best fitness reaches this"),
+               ("goal", float, "stop once the center's fitness holds this ..."),
+               ("goal_generations", int, "... for this many generations (default 1)"))
+
+
+def add_budget_flags(parser: argparse.ArgumentParser) -> None:
+    """Budget, checkpoint, logging and executor flags shared by ``run`` and ``resume``."""
+    group = parser.add_argument_group("stopping (override [stop] of the config)")
+    for key, kind, text in _STOP_FLAGS:
+        group.add_argument("--" + key.replace("_", "-"), dest=key, type=kind, help=text)
+    group = parser.add_argument_group("checkpoints and logs")
+    group.add_argument("--checkpoint-every", type=int, help="generations between checkpoints (0: only at the end)")
+    group.add_argument("--keep", type=int, help="how many of the newest checkpoints to keep (the best is kept too)")
+    group.add_argument("--tensorboard", action=argparse.BooleanOptionalAction, default=None,
+                       help="write TensorBoard event files into RUN/tensorboard (needs blackbox-es[tensorboard])")
+    group.add_argument("--plot", action=argparse.BooleanOptionalAction, default=None,
+                       help="draw RUN/curve.png at the end (default: on; needs blackbox-es[plot])")
+
+
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="no progress display and no summary")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
 
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser("run", help="train a strategy on a problem and save the run")
-    parser.add_argument("--strategy", default="openai-es", help="strategy spec (default: openai-es)")
-    parser.add_argument("--problem", default="quadratic", help="problem spec, e.g. quadratic:dim=100")
-    parser.add_argument("--executor", default="serial", help="executor spec (default: serial)")
+    parser = sub.add_parser(
+        "run", help="train a strategy on a problem and save the run",
+        description="Train a strategy on a problem. Settings come from --config FILE.toml and from "
+                    "flags, which override the file.",
+    )
+    parser.add_argument("--config", type=Path, help="a run config (TOML), e.g. a run directory's config.toml")
+    parser.add_argument("--strategy", help="strategy spec (default: openai-es)")
+    parser.add_argument("--problem", help="problem spec, e.g. quadratic:dim=100 (default: quadratic)")
+    parser.add_argument("--executor", help="executor spec (default: serial)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                        help="a strategy hyper-parameter, e.g. --set sigma=0.05 (repeatable)")
-    parser.add_argument("--generations", type=int, help="stop after this many generations")
-    parser.add_argument("--max-evaluations", type=int, help="stop after this many evaluations")
-    parser.add_argument("--max-steps", type=int, help="stop after this many environment steps")
-    parser.add_argument("--max-time", type=float, help="stop after this many seconds")
-    parser.add_argument("--target", type=float, help="stop once the best fitness reaches this")
-    parser.add_argument("--goal", type=float, help="stop once the center's fitness holds this ...")
-    parser.add_argument("--goal-generations", type=int, default=1, help="... for this many generations")
-    parser.add_argument("--seed", type=int, default=0, help="run seed (default: 0)")
+                        help="a strategy option (--set sigma=0.05) or any config key (--set problem.dim=10); repeatable")
+    parser.add_argument("--seed", type=int, help="run seed (default: 0)")
+    parser.add_argument("--center-eval", dest="evaluate_center", action=argparse.BooleanOptionalAction,
+                        default=None, help="evaluate the unperturbed center every generation (default: on)")
+    add_budget_flags(parser)
     parser.add_argument("--out", type=Path, help="run directory (default: runs/<strategy>-<problem>-<time>)")
-    parser.add_argument("--overwrite", action="store_true", help="replace a run directory that exists")
-    parser.add_argument("--no-center-eval", action="store_true", help="do not evaluate the center each generation")
-    parser.add_argument("--quiet", action="store_true", help="no progress display")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--overwrite", action="store_true", help="replace a run directory that holds a run")
+    add_output_flags(parser)
     parser.set_defaults(func=run)
 
 
-def _settings(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"--set expects KEY=VALUE, got {pair!r}")
-        out[key.strip()] = parse_value(value)
-    return out
+def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
+    """Put the flags that were given over the config (flags win, key by key)."""
+    for kind in COMPONENTS:
+        spec = getattr(args, kind, None)
+        if spec is not None:
+            config.components[kind] = component_override(kind, config.components.get(kind), spec, f"--{kind}")
+    for pair in getattr(args, "settings", []):
+        key, value = parse_set(pair)
+        set_override(config, key, value, f"--set {key}")
+    for key in ("seed", "evaluate_center"):
+        if getattr(args, key, None) is not None:
+            set_value(config, (key,), getattr(args, key), f"--{key.replace('_', '-')}")
+    for key, _, _ in _STOP_FLAGS:
+        if getattr(args, key, None) is not None:
+            set_value(config, ("stop", key), getattr(args, key), f"--{key.replace('_', '-')}")
+    for key, path in (("checkpoint_every", ("checkpoint", "every")), ("keep", ("checkpoint", "keep")),
+                      ("tensorboard", ("log", "tensorboard")), ("plot", ("log", "plot"))):
+        if getattr(args, key, None) is not None:
+            set_value(config, path, getattr(args, key), f"--{key.replace('_', '-')}")
 
 
 def build_run(strategy_spec: str, problem_spec: str, executor_spec: str, settings: dict[str, Any], seed: int):
-    """Make problem, strategy and executor from specs; return them with the resolved config."""
-    problem_parsed = parse_spec(problem_spec)
-    problem = make_problem(problem_parsed)
-    strategy_parsed = parse_spec(strategy_spec)
-    options = {**strategy_parsed.kwargs, **settings}
-    for reserved in ("dim", "seed"):
-        if reserved in options:
-            raise ConfigError(f"{reserved} is set by the run (problem dimension, --seed); do not pass it as an option")
-    user_x0 = "x0" in options
-    if not user_x0:
-        options["x0"] = problem.initial_params(np.random.default_rng(seed))
-    strategy = make_strategy(strategy_parsed.name, dim=problem.dim, seed=seed, **options)
-    executor_parsed = parse_spec(executor_spec)
-    executor = make_executor(executor_parsed)
-    strategy_config = resolved_config(strategies.load(strategy_parsed.name), (), {**options, "dim": problem.dim, "seed": seed})
-    if not user_x0:
-        strategy_config.pop("x0", None)
-    config = {
-        "seed": seed,
-        "strategy": {"name": strategy_parsed.name, **strategy_config},
-        "problem": {"name": problem_parsed.name,
-                    **resolved_config(problems.load(problem_parsed.name), tuple(problem_parsed.args), problem_parsed.kwargs)},
-        "executor": {"name": executor_parsed.name,
-                     **resolved_config(executors.load(executor_parsed.name), tuple(executor_parsed.args), executor_parsed.kwargs)},
-    }
-    return strategy, problem, executor, config
+    """Make problem, strategy and executor from specs; return them with the resolved config.
+
+    The config has no ``[stop]`` table: the caller adds its budget.
+    """
+    config = RunConfig()
+    for kind, spec in (("strategy", strategy_spec), ("problem", problem_spec), ("executor", executor_spec)):
+        config.components[kind] = component_override(kind, None, spec, f"--{kind}")
+    for key, value in settings.items():
+        set_override(config, key, value, f"--set {key}")
+    set_value(config, ("seed",), seed, "--seed")
+    resolved = resolve_run_config(config, require_budget=False)
+    strategy, problem, executor = build_components(resolved)
+    resolved.pop("stop")
+    return strategy, problem, executor, resolved
 
 
-def prepare_out_dir(out: Path | None, strategy: str, problem: str, overwrite: bool) -> Path:
+def prepare_out_dir(out: Path | None, strategy: str, problem: str, overwrite: bool,
+                    config: dict[str, Any] | None = None) -> Path:
     """The run directory, refusing one that already holds a run unless ``overwrite``."""
     if out is None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path("runs") / f"{strategy}-{problem}-{stamp}"
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        if not (out / "config.toml").exists() and not overwrite:
-            raise ConfigError(f"{out} exists and is not a blackbox run directory; choose another --out")
-        if not overwrite:
-            raise ConfigError(f"{out} already holds a run; pass --overwrite to replace it or choose another --out")
-        for name in ("config.toml", "records.csv", "result.json", "solution.npz"):
-            (out / name).unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+        out = default_out({"strategy": {"name": strategy}, "problem": {"name": problem}})
+    return check_out_dir(Path(out), config, overwrite)
 
 
-def run(args) -> int:
-    settings = _settings(args.settings)
-    strategy, problem, executor, config = build_run(args.strategy, args.problem, args.executor, settings, args.seed)
-    stop = [GoalHeld(args.goal, args.goal_generations)] if args.goal is not None else []
-    budget = {"generations": args.generations, "max_evaluations": args.max_evaluations,
-              "max_steps": args.max_steps, "max_time": args.max_time}
-    if all(v is None for v in budget.values()):
-        raise ConfigError("give a budget: --generations, --max-evaluations, --max-steps or --max-time")
-    out = prepare_out_dir(args.out, config["strategy"]["name"], config["problem"]["name"], args.overwrite)
-    config["stop"] = {**{k: v for k, v in budget.items() if v is not None},
-                      **({"target": args.target} if args.target is not None else {}),
-                      **({"goal": args.goal, "goal_generations": args.goal_generations} if args.goal is not None else {})}
-    config["evaluate_center"] = not args.no_center_eval
-    write_toml(out / "config.toml", config)
-    callbacks = [CSVRecords(out / "records.csv")]
-    if not args.quiet and not args.json:
-        from ..progress import ProgressDisplay
-
-        callbacks.append(ProgressDisplay(args.generations))
-    result = optimize(
-        strategy, problem, executor, **budget, target=args.target, stop=stop, seed=args.seed,
-        evaluate_center=not args.no_center_eval, callbacks=callbacks,
-    )
-    save_npz(out / "solution.npz", {"center": result.center, "best_params": result.best_params,
-                                    "best_fitness": result.best_fitness})
-    summary = {
-        "run_dir": str(out), "strategy": config["strategy"]["name"], "problem": config["problem"]["name"],
-        "seed": args.seed, "generations": result.generations, "evaluations": result.evaluations,
-        "steps": result.steps, "wall_time": result.wall_time, "best_fitness": result.best_fitness,
-        "center_fitness": result.center_fitness, "stop_reason": result.stop_reason,
-        "problem_description": problem.describe(),
-    }
-    write_json(out / "result.json", summary)
-    data = summary["problem_description"].get("data")
-    statement = data.get("statement") if isinstance(data, dict) else None
+def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
     elif not args.quiet:
-        print(f"{summary['strategy']} on {summary['problem']}: center fitness {summary['center_fitness']}, "
-              f"best {result.best_fitness:.6g} after {result.generations} generations, "
-              f"{result.evaluations} evaluations, {result.wall_time:.2f} s ({result.stop_reason})\n"
-              f"run saved in {out}", file=sys.stdout)
-        if statement:  # which data a run trained on (e.g. the offline digits, not MNIST)
-            print(statement, file=sys.stdout)
+        print(describe_summary(summary), file=sys.stdout)
+        description = summary.get("problem_description") or {}
+        data = description.get("data") if isinstance(description, dict) else None
+        if isinstance(data, dict) and data.get("statement"):  # e.g. the offline digits, not MNIST
+            print(data["statement"], file=sys.stdout)
+        for note in summary.get("notes", []):
+            print(f"note: {note}", file=sys.stderr)
+
+
+def run(args) -> int:
+    doc = load_toml(args.config) if args.config is not None else None
+    config = read_run_config(doc)
+    apply_flags(config, args)
+    resolved = resolve_run_config(config)
+    out = args.out
+    if out is None and "out" in config.values:
+        out = Path(config.values["out"])
+    if out is None:
+        out = default_out(resolved)
+    if args.overwrite is False and Path(out).exists():
+        check_out_dir(Path(out), resolved, False)  # refuse before building anything heavy
+    summary = start_run(resolved, out, overwrite=args.overwrite, show_progress=not (args.quiet or args.json))
+    print_summary(args, summary)
     return 0

@@ -1,0 +1,104 @@
+"""``blackbox compare EXPERIMENT.toml``: run a grid of strategies x problems x seeds and report.
+
+Finished runs are skipped, unfinished ones continue from their checkpoints, so running the same
+command again after an interruption picks up where it stopped. The report (``results.csv``,
+``summary.md``, ``summary.csv``, ``progress_ratios.csv``, ``plots/``) is rebuilt from the run
+directories every time; ``--report-only`` rebuilds it without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..experiment import Cell, load_experiment, plan_cells, run_experiment
+from ..loop import Callback
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser(
+        "compare", help="run a grid of strategies x problems x seeds and write tables and plots",
+        description="Run an experiment file (strategies x problems x seeds) and write a results table, "
+                    "a Markdown summary and learning-curve plots. Resumable: run it again to continue.",
+    )
+    parser.add_argument("experiment", type=Path, metavar="EXPERIMENT.toml", help="the experiment file")
+    parser.add_argument("--out", type=Path, help="output folder (default: the file's out, or experiments/<name>)")
+    parser.add_argument("--jobs", type=int, help="runs at a time, in separate processes (default: the file's jobs)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="use the file's [smoke] settings (small budgets; also BLACKBOX_SMOKE=1)")
+    parser.add_argument("--overwrite", action="store_true", help="run again the runs whose settings changed")
+    parser.add_argument("--report-only", action="store_true", help="only rebuild the report from the run directories")
+    parser.add_argument("--quiet", action="store_true", help="no progress display and no summary")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the report's files) on stdout")
+    parser.set_defaults(func=run)
+
+
+class _Status(Callback):
+    """Shows the running run's generation and center fitness in the experiment's progress line."""
+
+    def __init__(self, progress: Progress, task: Any, name: str):
+        self.progress, self.task, self.name = progress, task, name
+
+    def on_generation(self, run, record) -> None:
+        center = "-" if record.center is None else f"{record.center:.4g}"
+        self.progress.update(self.task, status=f"{self.name}: gen {record.generation}, center {center}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report import write_report
+
+    experiment = load_experiment(args.experiment, out=args.out, smoke=True if args.smoke else None, jobs=args.jobs)
+    show = not (args.quiet or args.json)
+    console = Console(stderr=True)
+    failures: list[tuple[Cell, BaseException]] = []
+    if not args.report_only:
+        todo = plan_cells(experiment, overwrite=args.overwrite)
+        skipped = len(experiment.cells) - len(todo)
+        if show:
+            for label, reason in experiment.skipped:
+                console.print(f"skipping strategy {label}: {reason}")
+            console.print(f"experiment {experiment.name}: {len(experiment.cells)} runs, {skipped} already "
+                          f"finished, {len(todo)} to run" + (f" ({experiment.jobs} at a time)" if experiment.jobs > 1 else ""))
+        progress = Progress(TextColumn("[bold]runs"), MofNCompleteColumn(), BarColumn(bar_width=20),
+                            TimeElapsedColumn(), TextColumn("{task.fields[status]}"), console=console,
+                            disable=not show)
+
+        def name(cell: Cell) -> str:
+            return f"{cell.problem} / {cell.strategy} / seed {cell.seed}"
+
+        with progress:
+            task = progress.add_task("runs", total=len(todo), status="")
+
+            def on_done(cell: Cell, summary: dict[str, Any] | None, error: BaseException | None) -> None:
+                progress.advance(task)
+                if error is not None:
+                    progress.console.print(f"[red]failed[/red] {name(cell)}: {type(error).__name__}: {error}")
+                elif show:
+                    center = summary.get("center_fitness")
+                    progress.console.print(
+                        f"done {name(cell)}: center {center if center is None else format(center, '.4g')}, "
+                        f"{summary['generations']} generations, {summary['wall_time']:.1f} s ({summary['stop_reason']})")
+
+            failures = run_experiment(
+                experiment, todo, on_done=on_done,
+                callbacks_for=(lambda cell: [_Status(progress, task, name(cell))]) if show else None,
+            )
+    index = write_report(experiment)
+    if args.json:
+        print(json.dumps({**index, "failed": [str(c.run_dir) for c, _ in failures]}))
+    elif not args.quiet:
+        print(f"results: {index['results']}\nsummary: {index['summary']}\n"
+              f"plots: {', '.join(index['plots']) or 'none'}")
+    if failures:
+        print(f"blackbox compare: {len(failures)} run(s) failed: "
+              + "; ".join(f"{c.run_dir}: {e}" for c, e in failures), file=sys.stderr)
+        return 1
+    return 0

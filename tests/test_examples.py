@@ -1,0 +1,78 @@
+"""Every example runs in smoke mode (BLACKBOX_SMOKE=1): scripts, run configs, experiment files."""
+
+import csv
+import runpy
+from pathlib import Path
+
+import pytest
+
+from blackbox.cli import main
+from blackbox.registry import executors, problems, strategies
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml"}
+
+
+def needs(kind, name, what):
+    registry = {"problem": problems, "executor": executors}[kind]
+    return pytest.mark.skipif(
+        name not in registry.names(),
+        reason=f"{what}: the {kind} {name!r} is not registered in this install",
+    )
+
+
+def results(out):
+    with open(Path(out) / "results.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_example_has_a_smoke_test():
+    assert {p.name for p in EXAMPLES.iterdir() if p.suffix in (".py", ".toml")} == TESTED
+
+
+def test_ask_tell(monkeypatch, capsys):
+    monkeypatch.setenv("BLACKBOX_SMOKE", "1")
+    runpy.run_path(str(EXAMPLES / "ask_tell.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "generation    10" in out and "center:" in out
+
+
+def test_run_config_example(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--config", str(EXAMPLES / "nes_quadratic.toml"), "--generations", "5", "--quiet",
+                 "--out", str(out), "--no-plot"]) == 0
+    assert main(["run", "--config", str(out / "config.toml"), "--quiet", "--out", str(tmp_path / "again"),
+                 "--no-plot"]) == 0
+    assert (out / "records.csv").read_text().count("\n") == 6
+
+
+def test_functions_comparison(tmp_path, monkeypatch):
+    monkeypatch.setenv("BLACKBOX_SMOKE", "1")
+    out = tmp_path / "functions"
+    assert main(["compare", str(EXAMPLES / "functions.toml"), "--out", str(out), "--quiet"]) == 0
+    rows = results(out)
+    assert len(rows) == 3 * 3 * 2 and {r["status"] for r in rows} == {"finished"}
+    assert (out / "summary.md").exists() and (out / "plots" / "sphere-evaluations.png").exists()
+
+
+@needs("problem", "gym", "the CartPole comparison needs gym:CartPole-v1")
+def test_cartpole_comparison(tmp_path):
+    out = tmp_path / "cartpole"
+    assert main(["compare", str(EXAMPLES / "cartpole.toml"), "--smoke", "--out", str(out), "--quiet"]) == 0
+    rows = results(out)
+    expected = {"openai-es", "nes", "ga"} | ({"cma"} if "cma" in strategies.names() else set())
+    assert {r["strategy"] for r in rows} == expected and len(rows) == 2 * len(expected)
+    assert all(int(r["steps"]) > 0 for r in rows)
+    assert "Environment steps each strategy needs" in (out / "summary.md").read_text()
+    assert (out / "plots" / "cartpole-steps.png").exists()
+
+
+@needs("problem", "gym", "CartPole with loky needs gym:CartPole-v1")
+@needs("executor", "loky", "CartPole with loky needs loky:workers=2")
+def test_cartpole_with_loky(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BLACKBOX_SMOKE", "1")
+    monkeypatch.setenv("BLACKBOX_EXAMPLE_OUT", str(tmp_path))
+    runpy.run_path(str(EXAMPLES / "cartpole_loky.py"), run_name="__main__")
+    assert "same final center with loky and serial: True" in capsys.readouterr().out
+    assert (tmp_path / "loky" / "config.toml").read_text().count('name = "loky"') == 1
