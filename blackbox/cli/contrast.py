@@ -13,10 +13,10 @@ import json
 import time
 from pathlib import Path
 
+from ..config import parse_set
 from ..errors import ConfigError
 from ..files import to_plain, write_json
 from ..registry import make_problem
-from ..config import parse_set
 
 __all__ = ["add_parser", "run"]
 
