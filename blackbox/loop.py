@@ -255,7 +255,7 @@ def optimize(
             reasons = [r for r in (c(record) for c in conditions) if r]
             for hook in hooks:
                 if hook.on_generation(run, record):
-                    reasons.append(f"callback {type(hook).__name__} asked to stop")
+                    reasons.append(getattr(hook, "stop_reason", None) or f"callback {type(hook).__name__} asked to stop")
             if reasons:
                 reason = reasons[0]
                 break

@@ -15,7 +15,7 @@ from ..errors import BlackboxError
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
-COMMANDS = ["run", "list"]
+COMMANDS = ["run", "list", "play"]
 
 
 def build_parser() -> argparse.ArgumentParser:

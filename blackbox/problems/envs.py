@@ -2,7 +2,7 @@
 
 The rollout engine runs one episode per slot and keeps the live slots at the front
 (``[0, live)``): when an episode ends, its slot takes the next episode of the queue, or the last
-live slot is swapped into it, so dead environments are never stepped. Two containers:
+live slot is moved into it, so dead environments are never stepped. Two containers:
 
 - :class:`GymSlots` holds one ``gymnasium`` environment per slot and steps them in lockstep in a
   Python loop. It works for every environment (and custom factories) and is exact by construction:
@@ -13,8 +13,10 @@ live slot is swapped into it, so dead environments are never stepped. Two contai
   by the test suite. gymnasium's own ``CartPoleVectorEnv`` draws every reset from one shared
   generator, so it cannot give each slot its own seed; that is why the replica exists.
 
-Observations are written into the engine's buffer (float32 when the observation space is a float32
-Box, float64 otherwise), rewards are float64; time limits are applied by the engine, not here.
+``step`` writes observations into the engine's buffer (float32 when the observation space is a
+float32 Box, float64 otherwise) and returns rewards (float64, or None when every reward is 1),
+terminated flags and truncated flags (or None when the container never truncates); time limits are
+applied by the engine.
 """
 
 from __future__ import annotations
@@ -91,10 +93,10 @@ class GymSlots:
             truncated[i] = trunc
         return rewards, terminated, truncated
 
-    def swap(self, i: int, j: int) -> None:
-        """Exchange the environments of slots ``i`` and ``j``."""
-        self._ensure(max(i, j))
-        self.envs[i], self.envs[j] = self.envs[j], self.envs[i]
+    def move(self, src: int, dst: int) -> None:
+        """Give slot ``dst`` (finished) the running episode of slot ``src``; environments are swapped
+        so that every one made is kept for later episodes."""
+        self.envs[src], self.envs[dst] = self.envs[dst], self.envs[src]
 
     def close(self) -> None:
         for env in self.envs:
@@ -109,7 +111,6 @@ class CartPoleSlots:
     """Every CartPole slot stepped in one numpy operation, bit-identical to gymnasium's CartPoleEnv."""
 
     vectorized = True
-    #: Every reward is 1.0: no need to check for NaN.
     finite_rewards = True
     #: Observations are float32 (as gymnasium's CartPole returns them).
     obs_dtype = np.float32
@@ -131,8 +132,6 @@ class CartPoleSlots:
         self._deriv = np.zeros((4, self.capacity), dtype=np.float64)
         self._forces = np.array([-self.force_mag, self.force_mag])
         self._limits = np.array([[self.x_threshold], [self.theta_threshold_radians]])
-        self._ones = np.ones(self.capacity, dtype=np.float64)
-        self._false = np.zeros(self.capacity, dtype=bool)
 
     def reset(self, slot: int, seed: int) -> np.ndarray:
         # gymnasium: np_random = Generator(PCG64(SeedSequence(seed))); state = uniform(-.05, .05, (4,))
@@ -141,12 +140,13 @@ class CartPoleSlots:
         return state.astype(np.float32)
 
     def step(self, actions: np.ndarray, live: int, obs_out: np.ndarray):
+        """Step slots ``[0, live)``. Every reward is 1 and the time limit is the engine's, so
+        rewards and truncated flags come back as None."""
         state = self.state[:, :live]
         x, x_dot, theta, theta_dot = state
         # deriv rows: x_dot, xacc, theta_dot, thetaacc (so that one += does the Euler step)
         deriv = self._deriv[:, :live]
-        deriv[0] = x_dot
-        deriv[2] = theta_dot
+        deriv[::2] = state[1::2]
         force = self._forces[actions]
         costheta = np.cos(theta)
         sintheta = np.sin(theta)
@@ -164,10 +164,11 @@ class CartPoleSlots:
         # x < -2.4 or x > 2.4 or theta < -thr or theta > thr, for rows x and theta at once
         terminated = (np.abs(state[::2]) > self._limits).any(axis=0)
         obs_out[:live] = state.T  # gymnasium returns np.array(state, dtype=float32): same rounding
-        return self._ones[:live], terminated, self._false[:live]
+        return None, terminated, None
 
-    def swap(self, i: int, j: int) -> None:
-        self.state[:, [i, j]] = self.state[:, [j, i]]
+    def move(self, src: int, dst: int) -> None:
+        """Give slot ``dst`` (finished) the running episode of slot ``src``."""
+        self.state[:, dst] = self.state[:, src]
 
     def close(self) -> None:
         """Nothing to release."""

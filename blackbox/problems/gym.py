@@ -147,7 +147,13 @@ class GymProblem(Problem):
         self.adapter = make_action_adapter(self.action_space, self.bins, self.where)
         self.policy = make_policy(policy, self.obs_size, self.adapter.out_size, hidden, activation)
         if isinstance(self.policy, TorchPolicy):
-            shape = self.policy.output_shape()
+            try:
+                shape = self.policy.output_shape()
+            except Exception as exc:  # noqa: BLE001 - any failure of user code on a probe observation
+                raise ConfigError(
+                    f"the policy fails on one observation of {self.where} ({self.obs_size} values): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if shape != (self.adapter.out_size,):
                 raise ConfigError(
                     f"the policy's output for one observation has shape {shape}, but the action space "
@@ -159,6 +165,14 @@ class GymProblem(Problem):
         self.stats = RunningStats(self.obs_size) if self.obs_norm else None
         self._runtime: BatchedRollouts | None = None
         self._single: tuple | None = None
+
+    @classmethod
+    def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
+                    **options: Any) -> dict[str, dict[str, Any]]:
+        """The preset ``blackbox run`` applies for this task (see :mod:`.gym_presets`)."""
+        from .gym_presets import recommended
+
+        return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
     # -- the Problem protocol -----------------------------------------------------------------
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 A policy is a small picklable recipe (sizes, activation, or a torch module) with ``dim``
 parameters. ``batch(capacity)`` makes the per-process runtime: one parameter slot per episode
-running side by side, ``load(slot, params)`` when a member takes a slot, and ``forward(x, live)``
+running side by side, ``load(slot, params)`` when a member takes a slot, ``move(src, dst)`` to compact, and ``forward(x, live)``
 that computes the outputs of slots ``[0, live)`` in ONE call. The output of a slot depends only on
 its own parameters and observation, never on the other slots, so batched and one-by-one
 evaluation agree bit for bit.
@@ -132,9 +132,10 @@ class MLPBatch:
             b[slot, 0] = params[start : start + o]
             start += o
 
-    def swap(self, i: int, j: int) -> None:
+    def move(self, src: int, dst: int) -> None:
+        """Copy slot ``src`` into slot ``dst`` (whose member has finished)."""
         for array in (*self.weights, *self.biases):
-            array[[i, j]] = array[[j, i]]
+            array[dst] = array[src]
 
     def forward(self, x: np.ndarray, live: int) -> np.ndarray:
         """Outputs ``(live, out)`` of slots ``[0, live)`` for float32 inputs ``x`` ``(live, in)``."""
@@ -198,8 +199,8 @@ class TorchBatch:
     def load(self, slot: int, params: np.ndarray) -> None:
         self.params[slot] = self.torch.from_numpy(np.asarray(params, dtype=np.float32))
 
-    def swap(self, i: int, j: int) -> None:
-        self.params[[i, j]] = self.params[[j, i]]
+    def move(self, src: int, dst: int) -> None:
+        self.params[dst] = self.params[src]
 
     def forward(self, x: np.ndarray, live: int) -> np.ndarray:
         out = self.policy.flat.forward(self.params[:live], self.torch.from_numpy(x))

@@ -4,7 +4,7 @@
 member, each a "job") in up to ``capacity`` environment slots. Every step it calls the policy ONCE
 for all live slots, turns the outputs into actions, and steps all live environments together.
 When an episode ends, its slot takes the next job of the queue (reset with that job's own seed);
-once the queue is empty, finished slots are swapped behind the live ones, so dead environments
+once the queue is empty, the last live slots move into the finished ones, so dead environments
 are never stepped and the batch stays dense.
 
 :func:`rollout_episode` is the plain one-environment loop. Both do exactly the same arithmetic
@@ -109,14 +109,16 @@ class BatchedRollouts:
         check_rewards = not slots.finite_rewards
         job_of = np.zeros(cap, dtype=np.int64)
         ret = np.zeros(cap, dtype=np.float64)
-        length = np.zeros(cap, dtype=np.int64)
+        born = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode began
         collecting = np.zeros(cap, dtype=bool)
         traces: list[list | None] = [None] * cap
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
+        limit = self.limit
         next_job = 0
         sampling = 0  # how many live slots collect observation statistics
+        t = 0  # steps taken by this batch so far; a slot's episode length is t - born[slot]
 
         def start(slot: int) -> None:
             nonlocal next_job, sampling
@@ -128,25 +130,27 @@ class BatchedRollouts:
             batch.load(slot, params[row])
             job_of[slot] = job
             ret[slot] = 0.0
-            length[slot] = 0
+            born[slot] = t
             sampled = collect is not None and bool(collect[row])
             collecting[slot] = sampled
             sampling += sampled
             traces[slot] = [] if sampled else None
             noise_rngs[slot] = noise_generator(seed) if noise_std else None
 
-        def swap(i: int, j: int) -> None:
-            slots.swap(i, j)
-            batch.swap(i, j)
-            for array in (obs, job_of, ret, length, collecting):
-                array[[i, j]] = array[[j, i]]
-            traces[i], traces[j] = traces[j], traces[i]
-            noise_rngs[i], noise_rngs[j] = noise_rngs[j], noise_rngs[i]
+        def move(src: int, dst: int) -> None:
+            slots.move(src, dst)
+            batch.move(src, dst)
+            obs[dst] = obs[src]
+            job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
+            collecting[dst], collecting[src] = collecting[src], False
+            traces[dst], traces[src] = traces[src], None
+            noise_rngs[dst], noise_rngs[src] = noise_rngs[src], None
 
         live = 0
         while live < cap and next_job < jobs:
             start(live)
             live += 1
+        deadline = limit  # no live episode reaches the time limit before this step count
         while live:
             x = obs[:live]
             if as_is:
@@ -162,21 +166,24 @@ class BatchedRollouts:
                 noise = np.stack([noise_rngs[s].standard_normal(adapter.noise_size, dtype=np.float32)
                                   for s in range(live)]) * noise_std
             actions = adapter(out, noise)
+            # rewards None: every reward is 1 (the return is the length); truncated None: never
             rewards, terminated, truncated = slots.step(actions, live, obs)
-            if check_rewards and not np.isfinite(rewards).all():
-                s = int(np.flatnonzero(~np.isfinite(rewards))[0])
-                raise nonfinite_reward(self.where, rewards[s], int(length[s]) + 1, int(flat_seeds[job_of[s]]))
-            ret[:live] += rewards
-            length[:live] += 1
-            done = terminated | truncated
-            done |= length[:live] >= self.limit
+            t += 1
+            if rewards is not None:
+                if check_rewards and not np.isfinite(rewards).all():
+                    s = int(np.flatnonzero(~np.isfinite(rewards))[0])
+                    raise nonfinite_reward(self.where, rewards[s], int(t - born[s]), int(flat_seeds[job_of[s]]))
+                ret[:live] += rewards
+            done = terminated if truncated is None else terminated | truncated
+            if t >= deadline:
+                done = done | (t - born[:live] >= limit)
             if not done.any():
                 continue
             free = []
             for s in np.flatnonzero(done).tolist():
                 job = int(job_of[s])
-                returns[job] = ret[s]
-                lengths[job] = length[s]
+                lengths[job] = t - born[s]
+                returns[job] = ret[s] if rewards is not None else float(lengths[job])
                 if collecting[s]:
                     moments[job] = episode_moments(np.array(traces[s]))
                     traces[s] = None
@@ -193,8 +200,10 @@ class BatchedRollouts:
                 holes = [s for s in free if s < new_live]
                 movers = [s for s in range(new_live, live) if s not in free_set]
                 for hole, mover in zip(holes, movers):
-                    swap(hole, mover)
+                    move(mover, hole)
                 live = new_live
+            if live:
+                deadline = int(born[:live].min()) + limit
         result = Rollouts(returns.reshape(m, episodes), lengths.reshape(m, episodes))
         if collect is not None:
             result.counts, result.means, result.m2s = _row_moments(moments, m, episodes, self.obs_size)
