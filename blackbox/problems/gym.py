@@ -38,8 +38,10 @@ from .rollout import BatchedRollouts, episode_seeds, rollout_episode
 
 __all__ = ["GymProblem", "make_gym_env"]
 
-#: Default number of slots (episodes side by side) per process.
+#: Default number of slots (episodes side by side) per process ...
 DEFAULT_SLOTS = {"vectorized": 256, "gym": 64}
+#: ... as long as their float32 parameter copies stay under this many values (128 MB).
+SLOT_PARAMS_BUDGET = 2**25
 
 _EXTRAS = {"box2d": "box2d", "mujoco": "mujoco", "atari": "atari", "ale_py": "atari"}
 
@@ -262,10 +264,12 @@ class GymProblem(Problem):
 
     def _batched(self) -> BatchedRollouts:
         if self._runtime is None:
+            kind = "vectorized" if self.vectorized else "gym"
+            capacity = self.slots or max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
             if self.vectorized:
-                slots = self._replica()(self.slots or DEFAULT_SLOTS["vectorized"])
+                slots = self._replica()(capacity)
             else:
-                slots = GymSlots(self.make_env, self.slots or DEFAULT_SLOTS["gym"], self.observation_space)
+                slots = GymSlots(self.make_env, capacity, self.observation_space)
             self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size,
                                             self.max_episode_steps, self.action_noise, self.where)
         return self._runtime
