@@ -88,9 +88,9 @@ class TimedProblem:
             self.seconds += time.perf_counter() - started
 
 
-def batched_training(seed: int, overrides: dict) -> tuple[float, dict]:
+def batched_training(seed: int, overrides: dict, problem_overrides: dict) -> tuple[float, dict]:
     preset = recommended("CartPole-v1", "openai-es")
-    problem = bb.make_problem("gym", env="CartPole-v1", **preset["problem"])
+    problem = bb.make_problem("gym", env="CartPole-v1", **{**preset["problem"], **problem_overrides})
     es = bb.make_strategy("openai-es", dim=problem.dim, x0=problem.initial_params(np.random.default_rng(seed)),
                           seed=seed, **{**preset["strategy"], **overrides})
     timer = TimedProblem(problem)
@@ -102,8 +102,8 @@ def batched_training(seed: int, overrides: dict) -> tuple[float, dict]:
                                           "rollout_s": timer.seconds, "wall_s": wall, "center": result.center}
 
 
-def batched_full(center: np.ndarray, seed: int) -> float:
-    problem = bb.make_problem("gym:CartPole-v1")
+def batched_full(center: np.ndarray, seed: int, problem_overrides: dict) -> float:
+    problem = bb.make_problem("gym", env="CartPole-v1", **problem_overrides)
     params = np.repeat(center[None], 256, axis=0)
     seeds = np.arange(256) + seed
     problem.evaluate(params[:2], seeds[:2])  # build the slots
@@ -119,17 +119,20 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="training seed of (c)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="override a strategy option of the preset in (c)")
+    parser.add_argument("--problem-set", dest="problem_settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a problem option in (c) and (d), e.g. slots=64")
     args = parser.parse_args(argv)
     overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.settings)}
+    problem_overrides = {k: parse_value(v) for k, v in (s.split("=", 1) for s in args.problem_settings)}
     best = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}
     info = {}
     for _ in range(args.repeats):
         best["a"] = max(best["a"], raw_random(args.seconds, args.seed))
         best["b"] = max(best["b"], torch_one_member(args.seconds, args.seed))
-        rate, run = batched_training(args.seed, overrides)
+        rate, run = batched_training(args.seed, overrides, problem_overrides)
         if rate > best["c"]:
             best["c"], info = rate, run
-        best["d"] = max(best["d"], batched_full(run["center"], args.seed))
+        best["d"] = max(best["d"], batched_full(run["center"], args.seed, problem_overrides))
     print(f"CartPole-v1 environment steps per second (best of {args.repeats} turns; machine load affects all alike)")
     print(f"{'path':<64} {'steps/s':>12} {'vs (a)':>7} {'vs (b)':>7}")
     rows = [

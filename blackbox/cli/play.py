@@ -146,6 +146,7 @@ def play(args) -> int:
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        os.environ.setdefault("MUJOCO_GL", "egl")  # MuJoCo renders off-screen through EGL (or set osmesa)
     if args.episodes < 1:
         raise ConfigError(f"--episodes must be >= 1, got {args.episodes}")
     if args.every < 1:
@@ -173,7 +174,7 @@ def play(args) -> int:
         except Exception as exc:  # noqa: BLE001 - rendering back ends fail in many ways
             raise ConfigError(
                 f"could not render {problem.env_id}: {type(exc).__name__}: {exc} (MuJoCo on a machine without "
-                f"a display needs MUJOCO_GL=egl or MUJOCO_GL=osmesa)"
+                f"a display renders through MUJOCO_GL=egl, the default here, or MUJOCO_GL=osmesa)"
             ) from None
         for path in outputs:
             write_recording(path, frames[:: args.every], args.fps)
