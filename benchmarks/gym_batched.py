@@ -52,12 +52,13 @@ def main(argv=None) -> int:
         single.evaluate(params[:1], seeds[:1])
         best = {"batched": 0.0, "single": 0.0}
         for _ in range(args.repeats):
+            fitness = {}
             for name, problem in (("batched", batched), ("single", single)):
                 started = time.perf_counter()
                 result = problem.evaluate(params, seeds)
                 best[name] = max(best[name], result.steps.sum() / (time.perf_counter() - started))
-                fitness = result.fitness if name == "batched" else fitness
-            assert np.array_equal(result.fitness, fitness), "batched and one-by-one returns differ"
+                fitness[name] = result.fitness
+            assert np.array_equal(fitness["batched"], fitness["single"]), "batched and one-by-one returns differ"
         print(f"{env:<26} {args.rows:>5} {int(result.steps.sum()):>8,} {best['batched']:>16,.0f} "
               f"{best['single']:>19,.0f} {best['batched'] / best['single']:>5.1f}x")
     return 0
