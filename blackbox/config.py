@@ -5,6 +5,7 @@ every option filled in, so that ``blackbox run --config RUN/config.toml`` repeat
 
     seed = 0                    # the run seed: strategy RNG and every evaluation seed
     evaluate_center = true      # evaluate the unperturbed center each generation
+    preset = true               # fill what is not given from the problem's recommended settings
     out = "runs/nes"            # optional: the run directory (never written into RUN/config.toml)
 
     [strategy]                  # or a spec string: strategy = "nes:popsize=100"
@@ -22,7 +23,8 @@ every option filled in, so that ``blackbox run --config RUN/config.toml`` repeat
     generations = 500
     target = -0.001             # stop once the best fitness reaches it
     goal = 475                  # stop once the center's fitness holds the goal ...
-    goal_generations = 5        # ... for this many generations in a row
+    goal_generations = 5        # ... for this many generations in a row, or instead
+    goal_episodes = 20          # ... confirmed by the center's mean over this many fresh episodes
 
     [checkpoint]
     every = 10                  # generations between checkpoints; 0: only at the end
@@ -110,15 +112,15 @@ def _string(name: str, value: Any) -> str:
 
 STOP_KEYS: dict[str, Callable] = {
     "generations": _int(1), "max_evaluations": _int(1), "max_steps": _int(1), "max_time": _positive,
-    "target": _number, "goal": _number, "goal_generations": _int(1),
+    "target": _number, "goal": _number, "goal_generations": _int(1), "goal_episodes": _int(1),
 }
 _SECTIONS: dict[str, dict[str, Callable]] = {
     "stop": STOP_KEYS,
     "checkpoint": {"every": _int(0), "keep": _int(1)},
     "log": {"tensorboard": _bool, "plot": _bool},
 }
-_SCALARS: dict[str, Callable] = {"seed": _int(0), "evaluate_center": _bool, "out": _string}
-_DEFAULTS: dict[str, Any] = {"seed": 0, "evaluate_center": True}
+_SCALARS: dict[str, Callable] = {"seed": _int(0), "evaluate_center": _bool, "preset": _bool, "out": _string}
+_DEFAULTS: dict[str, Any] = {"seed": 0, "evaluate_center": True, "preset": True}
 _SECTION_DEFAULTS = {"stop": {}, "checkpoint": {"every": 10, "keep": 3}, "log": {"tensorboard": False, "plot": True}}
 _COMPONENT_DEFAULTS = {"strategy": "openai-es", "problem": "quadratic", "executor": "serial"}
 TOP_KEYS = (*_SCALARS, *COMPONENTS, *_SECTIONS)
@@ -485,6 +487,8 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> dict[s
         if kind not in config.components:
             config.components[kind] = _component(kind, _COMPONENT_DEFAULTS[kind], f"default {kind}")
         _check_component(config.components[kind])
+    if config.values.get("preset", _DEFAULTS["preset"]):
+        _apply_preset(config)
     stop = dict(config.sections.get("stop", {}))
     if require_budget and not any(key in stop for key in BUDGET_KEYS):
         where = f"{config.located('stop')}: " if config.doc is not None else ""
@@ -493,11 +497,17 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> dict[s
             f"[stop] {', '.join(BUDGET_KEYS)} (flags --generations, --max-evaluations, --max-steps, "
             f"--max-time); a target or goal alone may never be reached"
         )
-    if "goal_generations" in stop and "goal" not in stop:
-        raise ConfigError(f"{config.located('stop', 'goal_generations')}: [stop] goal_generations needs a goal")
+    for key in ("goal_generations", "goal_episodes"):
+        if key in stop and "goal" not in stop:
+            raise ConfigError(f"{config.located('stop', key)}: [stop] {key} needs a goal")
+    if "goal_generations" in stop and "goal_episodes" in stop:
+        raise ConfigError(
+            f"{config.located('stop', 'goal_episodes')}: [stop] give goal_generations (the training "
+            f"fitness holds the goal k generations) or goal_episodes (confirmed on fresh episodes), not both"
+        )
     resolved: dict[str, Any] = {}
-    resolved["seed"] = config.values.get("seed", _DEFAULTS["seed"])
-    resolved["evaluate_center"] = config.values.get("evaluate_center", _DEFAULTS["evaluate_center"])
+    for key in ("seed", "evaluate_center", "preset"):
+        resolved[key] = config.values.get(key, _DEFAULTS[key])
     for kind in COMPONENTS:
         component = config.components[kind]
         factory = _factory(kind, component.name, component.where)
@@ -514,6 +524,37 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> dict[s
     for section in ("checkpoint", "log"):
         resolved[section] = {**_SECTION_DEFAULTS[section], **config.sections.get(section, {})}
     return _plain(resolved)
+
+
+def _apply_preset(config: RunConfig) -> None:
+    """Fill what the user left out from the problem's recommended settings (:mod:`blackbox.presets`).
+
+    Problem and strategy options one by one; the budget only when no budget was given; the goal
+    only when no goal was given. The resolved config then holds every value explicitly.
+    """
+    from .presets import problem_preset
+    from .spec import Spec
+
+    problem, strategy = config.components["problem"], config.components["strategy"]
+    preset = problem_preset(Spec(problem.name, [], dict(problem.options)), strategy.name)
+    for component, options in ((problem, preset["problem"]), (strategy, preset["strategy"])):
+        for key, value in options.items():
+            if key not in component.options:
+                component.options[key] = value
+                component.option_where[key] = f"preset of {problem.name}"
+    stop = config.sections.setdefault("stop", {})
+    run = preset["run"]
+    if not any(key in stop for key in BUDGET_KEYS):
+        for key in BUDGET_KEYS:
+            if key in run:
+                stop[key] = run[key]
+                config.where[("stop", key)] = f"preset of {problem.name}"
+    if "goal" not in stop and "goal" in run:
+        given = {key for key in ("goal_generations", "goal_episodes") if key in stop}
+        for key in ("goal", "goal_generations", "goal_episodes"):
+            if key in run and not given:
+                stop[key] = run[key]
+                config.where[("stop", key)] = f"preset of {problem.name}"
 
 
 def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor: str = "serial", *,

@@ -262,7 +262,8 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
         for label in labels:
             for seed in seeds:
                 config = RunConfig(doc=doc)
-                config.values = {"seed": seed, "evaluate_center": evaluate_center}
+                # Experiments are explicit: no problem presets, every cell gets what the file says.
+                config.values = {"seed": seed, "evaluate_center": evaluate_center, "preset": False}
                 config.components = {"strategy": copy.deepcopy(components[label]),
                                      "problem": copy.deepcopy(problem_component),
                                      "executor": copy.deepcopy(executor)}

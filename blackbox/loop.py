@@ -167,6 +167,10 @@ class Run:
             condition.reset()
             if index < len(saved.get(kind, [])):
                 condition.load_state_dict(saved[kind][index])
+        for condition in self.stop:
+            bind = getattr(condition, "bind", None)
+            if callable(bind):
+                bind(self)
 
     def step(self) -> Record:
         """Run one generation and return its record."""
@@ -335,7 +339,7 @@ def optimize(
             run.settled = True
             for hook in hooks:
                 if hook.on_generation(run, record):
-                    reasons.append(f"callback {type(hook).__name__} asked to stop")
+                    reasons.append(getattr(hook, "stop_reason", None) or f"callback {type(hook).__name__} asked to stop")
             if reasons:
                 reason = reasons[0]
                 break

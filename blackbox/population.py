@@ -116,13 +116,25 @@ class Population:
         indices = np.asarray(indices, dtype=np.int64)
         if self._dense is not None:
             return self._dense[indices]
-        out = self.bases[self.parents[indices]]  # fancy indexing: a fresh copy
+        parents = self.parents[indices]
         signs = self.signs[indices]
-        live = np.flatnonzero(signs)  # rows with sign 0 are their base exactly
-        if len(live):
-            noise = self.table.gather(self.offsets[indices[live]], self.dim).astype(np.float64)
-            coefficient = signs[live].astype(np.float64)[:, None] * self.sigma
-            out[live] += coefficient * noise
+        offsets = self.offsets[indices]
+        dead = np.flatnonzero(signs == 0)  # rows with sign 0 are their base exactly
+        if len(dead):
+            offsets = offsets.copy()
+            offsets[dead] = 0
+        # base + coefficient * noise, with the float32 noise widened exactly by the multiply and
+        # the base added after it (IEEE addition commutes): one gather and two passes over the rows.
+        noise = self.table.gather(offsets, self.dim)
+        coefficient = signs.astype(np.float64)[:, None] * self.sigma
+        out = np.multiply(noise, coefficient, dtype=np.float64)
+        live_parents = np.delete(parents, dead) if len(dead) else parents
+        if len(live_parents) and np.all(live_parents == live_parents[0]):
+            out += self.bases[live_parents[0]]  # one base for every perturbed row: broadcast
+        elif len(live_parents):
+            out += self.bases[parents]
+        if len(dead):
+            out[dead] = self.bases[parents[dead]]
         return out
 
     def noise_weighted_sum(self, weights: np.ndarray) -> np.ndarray:

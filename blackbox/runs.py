@@ -42,6 +42,7 @@ from .config import (
     read_run_config,
     resolve_run_config,
 )
+from .confirm import ConfirmGoal
 from .errors import CheckpointError, ConfigError
 from .files import save_npz, write_json, write_toml
 from .loop import Callback, Run, optimize
@@ -87,7 +88,9 @@ def build_conditions(stop: dict[str, Any]) -> list[StopCondition]:
     for key, maker in makers.items():
         if stop.get(key) is not None:
             conditions.append(maker(stop[key]))
-    if stop.get("goal") is not None:
+    if stop.get("goal") is not None and stop.get("goal_episodes") is not None:
+        conditions.append(ConfirmGoal(stop["goal"], stop["goal_episodes"]))
+    elif stop.get("goal") is not None:
         conditions.append(GoalHeld(stop["goal"], stop.get("goal_generations", 1)))
     return conditions
 
@@ -209,6 +212,9 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
         "curve": curve, "checkpoint": str(_last_checkpoint(paths)) if _last_checkpoint(paths) else None,
         "problem_description": problem.describe(),
     })
+    confirms = [c for c in conditions if isinstance(c, ConfirmGoal)]
+    if confirms:
+        summary["goal_check"] = confirms[0].summary()
     if notes:
         summary["notes"] = list(notes)
     write_json(paths.result, summary)

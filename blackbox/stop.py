@@ -28,6 +28,10 @@ class StopCondition:
     def reset(self) -> None:
         """Forget anything remembered across generations (called when a run starts)."""
 
+    def bind(self, run: Any) -> None:
+        """Called with the :class:`~blackbox.loop.Run` before its first generation; conditions that
+        need more than the record (the problem, the center) keep it."""
+
     def satisfied(self, record: Record) -> str | None:
         """The reason if the condition already holds after ``record``, without counting it again.
 

@@ -35,6 +35,10 @@ PROBLEMS = [
     Subject("rosenbrock", dim=3),
     Subject("rastrigin"),
     Subject("mnist:hidden=8,batch_size=32"),
+    Subject("gym:CartPole-v1,hidden=[8]"),
+    Subject("gym:Pendulum-v1,obs_norm=true,hidden=[8],action_noise=0.1"),
+    Subject("gym:MountainCarContinuous-v0,policy=linear,bins=5,max_episode_steps=50"),
+    Subject("gym:Acrobot-v1,episodes=2,max_episode_steps=40,hidden=[4]"),
     Subject("mnist:model=cnn,channels=2,batch_size=16,fitness=accuracy"),
 ]
 EXECUTORS = [

@@ -15,7 +15,7 @@ from ..errors import BlackboxError
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
-COMMANDS = ["run", "list", "check", "contrast", "resume", "compare"]
+COMMANDS = ["run", "list", "check", "contrast", "resume", "compare", "play"]
 
 
 def build_parser() -> argparse.ArgumentParser:

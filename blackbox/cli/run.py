@@ -37,7 +37,8 @@ _STOP_FLAGS = (("generations", int, "stop after this many generations"),
                ("max_time", float, "stop after this many seconds of wall time"),
                ("target", float, "stop once the best fitness reaches this"),
                ("goal", float, "stop once the center's fitness holds this ..."),
-               ("goal_generations", int, "... for this many generations (default 1)"))
+               ("goal_generations", int, "... for this many generations (default 1)"),
+               ("goal_episodes", int, "... or confirmed by the center's mean over this many fresh episodes"))
 
 
 def add_budget_flags(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +75,9 @@ def add_parser(sub) -> None:
     parser.add_argument("--seed", type=int, help="run seed (default: 0)")
     parser.add_argument("--center-eval", dest="evaluate_center", action=argparse.BooleanOptionalAction,
                         default=None, help="evaluate the unperturbed center every generation (default: on)")
+    parser.add_argument("--preset", action=argparse.BooleanOptionalAction, default=None,
+                        help="fill settings not given from the problem's recommended ones (default: on; "
+                             "e.g. gym:CartPole-v1's tuned OpenAI-ES, budget and goal)")
     add_budget_flags(parser)
     parser.add_argument("--out", type=Path, help="run directory (default: runs/<strategy>-<problem>-<time>)")
     parser.add_argument("--overwrite", action="store_true", help="replace a run directory that holds a run")
@@ -90,7 +94,7 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
     for pair in getattr(args, "settings", []):
         key, value = parse_set(pair)
         set_override(config, key, value, f"--set {key}")
-    for key in ("seed", "evaluate_center"):
+    for key in ("seed", "evaluate_center", "preset"):
         if getattr(args, key, None) is not None:
             set_value(config, (key,), getattr(args, key), f"--{key.replace('_', '-')}")
     for key, _, _ in _STOP_FLAGS:

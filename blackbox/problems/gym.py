@@ -1,0 +1,334 @@
+"""The ``gym`` problem: fitness = episode return of a policy whose flat parameters come from the strategy.
+
+    bb.make_problem("gym:CartPole-v1")                               # MLP 2x64 tanh, 1 episode
+    bb.make_problem("gym:Hopper-v5,obs_norm=true,episodes=1")       # as in Salimans et al. 2017
+    GymProblem(lambda: MyEnv(), max_episode_steps=1000, policy=my_torch_module)
+
+Any Gymnasium 1.x environment id (or a factory returning a ``gymnasium.Env``). The problem is a
+small picklable recipe: environments and policy buffers are built lazily in the process that
+evaluates. Each row's fitness is the mean return over ``episodes`` episodes whose reset seeds come
+from the driver (run seed, generation, row; a mirrored pair shares them), and ``steps`` counts the
+environment steps taken. By default a whole slice of the population runs side by side with one
+policy call per step (:mod:`blackbox.problems.rollout`); CartPole steps every slot in one numpy
+operation (:class:`~blackbox.problems.envs.CartPoleSlots`). Results are bit-identical to evaluating
+members one by one (``batched=False``).
+
+Observation normalization (``obs_norm=True``) follows the paper: a fraction ``obs_norm_prob`` of the
+rows (chosen by their seed alone) report the moments of the observations they saw; the driver folds
+them in row order (``observe``) and sends mean and std to every worker with the next center
+(``state_dict``); inputs are clipped to ``[-obs_clip, obs_clip]``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, did_you_mean
+from ..problem import EvalResult, Problem
+from ..validation import check_float, check_int
+from .actions import make_action_adapter
+from .envs import CARTPOLE_IDS, CartPoleSlots, GymSlots, flatten_observation
+from .obs_norm import RunningStats, sampled_rows
+from .policies import TorchPolicy, make_policy
+from .rollout import BatchedRollouts, episode_seeds, rollout_episode
+
+__all__ = ["GymProblem", "make_gym_env"]
+
+#: Default number of slots (episodes side by side) per process ...
+DEFAULT_SLOTS = {"vectorized": 256, "gym": 64}
+#: ... as long as their float32 parameter copies stay under this many values (128 MB).
+SLOT_PARAMS_BUDGET = 2**25
+
+_EXTRAS = {"box2d": "box2d", "mujoco": "mujoco", "atari": "atari", "ale_py": "atari"}
+
+
+def _import_gymnasium():
+    try:
+        import gymnasium
+    except ImportError:
+        raise ConfigError(
+            'the gym problem needs gymnasium: pip install "blackbox-es[gym]" '
+            '(and [box2d] or [mujoco] for those tasks)'
+        ) from None
+    return gymnasium
+
+
+def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = None,
+                 env_kwargs: dict | None = None, render_mode: str | None = None):
+    """Make one environment from an id or a factory, with errors that say how to fix them."""
+    gym = _import_gymnasium()
+    kwargs = dict(env_kwargs or {})
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    if callable(env):
+        try:
+            made = env(**kwargs)
+        except TypeError as exc:
+            if not kwargs:
+                raise
+            raise ConfigError(f"environment factory {env!r} does not accept {sorted(kwargs)}: {exc}") from None
+        if not isinstance(made, gym.Env):
+            raise ConfigError(f"environment factory {env!r} returned {type(made).__name__}, not a gymnasium.Env")
+        return made
+    if max_episode_steps is not None:
+        kwargs["max_episode_steps"] = max_episode_steps
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gym.make(env, **kwargs)
+    except gym.error.UnregisteredEnv as exc:
+        known = list(gym.registry)
+        raise ConfigError(
+            f"unknown Gymnasium environment {env!r}.{did_you_mean(env, known)} "
+            f"({exc}) See gymnasium.pprint_registry() for the installed ones"
+        ) from None
+    except gym.error.DependencyNotInstalled as exc:
+        extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)
+        hint = f'pip install "blackbox-es[{extra}]"' if extra else "install the package it names"
+        raise ConfigError(f"environment {env!r} needs a package that is not installed: {exc}; {hint}") from None
+
+
+class GymProblem(Problem):
+    """Episode return of a policy on a Gymnasium environment (mean over ``episodes``)."""
+
+    name = "gym"
+
+    def __init__(
+        self,
+        env: str | Callable[..., Any] = "CartPole-v1",
+        *,
+        episodes: int = 1,
+        max_episode_steps: int | None = None,
+        policy: Any = "mlp",
+        hidden: Sequence[int] = (64, 64),
+        activation: str = "tanh",
+        obs_norm: bool = False,
+        obs_norm_prob: float = 0.01,
+        obs_clip: float = 5.0,
+        action_noise: float = 0.0,
+        bins: int = 0,
+        batched: bool = True,
+        vectorized: bool = True,
+        slots: int | None = None,
+        env_kwargs: dict | None = None,
+    ):
+        if not (isinstance(env, str) or callable(env)):
+            raise ConfigError(f"env must be a Gymnasium id such as 'CartPole-v1' or a factory, got {env!r}")
+        self.env = env
+        self.env_kwargs = dict(env_kwargs or {})
+        self.episodes = check_int("episodes", episodes, minimum=1)
+        self.obs_norm = bool(obs_norm)
+        self.obs_norm_prob = check_float("obs_norm_prob", obs_norm_prob, nonnegative=True, maximum=1.0)
+        self.obs_clip = check_float("obs_clip", obs_clip, positive=True)
+        self.action_noise = check_float("action_noise", action_noise, nonnegative=True)
+        self.bins = check_int("bins", bins, minimum=0)
+        self.batched = bool(batched)
+        self.slots = None if slots is None else check_int("slots", slots, minimum=1)
+        probe = make_gym_env(env, None if max_episode_steps is None else
+                             check_int("max_episode_steps", max_episode_steps, minimum=1), self.env_kwargs)
+        try:
+            self.env_id = probe.spec.id if probe.spec is not None else getattr(env, "__name__", repr(env))
+            self.observation_space = probe.observation_space
+            self.action_space = probe.action_space
+            spec_limit = probe.spec.max_episode_steps if probe.spec is not None else None
+        finally:
+            probe.close()
+        self.max_episode_steps = max_episode_steps if max_episode_steps is not None else spec_limit
+        if self.max_episode_steps is None:
+            raise ConfigError(
+                f"environment {self.env_id!r} has no time limit, so an episode might never end; "
+                f"pass max_episode_steps=N"
+            )
+        self.max_episode_steps = int(self.max_episode_steps)
+        self.where = f"environment {self.env_id!r}"
+        self.obs_size = int(_flat_size(self.observation_space, self.where))
+        self.adapter = make_action_adapter(self.action_space, self.bins, self.where)
+        self.policy = make_policy(policy, self.obs_size, self.adapter.out_size, hidden, activation)
+        if isinstance(self.policy, TorchPolicy):
+            try:
+                shape = self.policy.output_shape()
+            except Exception as exc:  # noqa: BLE001 - any failure of user code on a probe observation
+                raise ConfigError(
+                    f"the policy fails on one observation of {self.where} ({self.obs_size} values): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            if shape != (self.adapter.out_size,):
+                raise ConfigError(
+                    f"the policy's output for one observation has shape {shape}, but the action space "
+                    f"{self.action_space} of {self.where} needs {self.adapter.out_size} values "
+                    f"({self.adapter.describe()}); make the last layer output {self.adapter.out_size}"
+                )
+        self.dim = self.policy.dim
+        self.vectorized = bool(vectorized) and self._replica() is not None
+        self.stats = RunningStats(self.obs_size) if self.obs_norm else None
+        self._runtime: BatchedRollouts | None = None
+        self._single: tuple | None = None
+
+    @classmethod
+    def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
+                    **options: Any) -> dict[str, dict[str, Any]]:
+        """The preset ``blackbox run`` applies for this task (see :mod:`.gym_presets`)."""
+        from .gym_presets import recommended
+
+        return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
+
+    # -- the Problem protocol -----------------------------------------------------------------
+    def initial_params(self, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
+
+    def evaluate(self, params: np.ndarray, seeds: np.ndarray) -> EvalResult:
+        params = self._check_params(params)
+        seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+        if len(seeds) != len(params):
+            raise ConfigError(f"evaluate() got {len(params)} parameter rows but {len(seeds)} seeds")
+        rollouts = self.rollouts(params, episode_seeds(seeds, self.episodes),
+                                 sampled_rows(seeds, self.obs_norm_prob) if self.obs_norm else None)
+        info = {}
+        if self.obs_norm:
+            info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
+        return EvalResult(rollouts.returns.mean(axis=1), rollouts.lengths.sum(axis=1), info)
+
+    def observe(self, result: EvalResult) -> None:
+        if self.stats is not None and "obs_count" in result.info:
+            self.stats.fold_rows(result.info["obs_count"], result.info["obs_mean"], result.info["obs_m2"])
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.stats.state_dict() if self.stats is not None else {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self.stats is not None and state:
+            self.stats.load_state_dict(state)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
+                "actions": self.adapter.describe(), "episodes": self.episodes,
+                "max_episode_steps": self.max_episode_steps, "obs_norm": self.obs_norm,
+                "batched": self.batched, "vectorized": self.vectorized}
+
+    # -- rollouts -------------------------------------------------------------------------------
+    def rollouts(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None):
+        """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``."""
+        normalizer = self.stats.normalizer(self.obs_clip) if self.stats is not None else None
+        try:
+            if self.batched:
+                return self._batched().run(params, seeds, collect, normalizer)
+            return self._one_by_one(params, seeds, collect, normalizer)
+        except BaseException:
+            self.close()  # an environment that raised may be broken: rebuild on the next call
+            raise
+
+    def score(self, params: np.ndarray, episodes: int = 20, seed: int = 0) -> np.ndarray:
+        """Returns of ``params`` on ``episodes`` episodes whose seeds derive from ``seed``."""
+        params = self._check_params(np.asarray(params, dtype=np.float64).reshape(1, -1))
+        seeds = episode_seeds(np.array([seed]), check_int("episodes", episodes, minimum=1))
+        return self.rollouts(np.repeat(params, episodes, axis=0), seeds.reshape(-1, 1)).returns[:, 0]
+
+    def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
+             frames: list | None = None) -> tuple[float, int]:
+        """One episode in a fresh environment (rendered into ``frames`` when given)."""
+        params = self._check_params(np.asarray(params, dtype=np.float64).reshape(1, -1))
+        env = self.make_env(render_mode)
+        try:
+            batch = self.policy.batch(1)
+            batch.load(0, params[0])
+            normalizer = self.stats.normalizer(self.obs_clip) if self.stats is not None else None
+            return rollout_episode(env, flatten_observation(self.observation_space), batch, self.adapter,
+                                   seed, self.max_episode_steps, normalizer, self.action_noise,
+                                   frames=frames, where=self.where)
+        finally:
+            env.close()
+
+    def make_env(self, render_mode: str | None = None):
+        """A fresh environment of this problem (``render_mode`` e.g. ``"rgb_array"``)."""
+        limit = self.max_episode_steps if isinstance(self.env, str) else None
+        return make_gym_env(self.env, limit, self.env_kwargs, render_mode)
+
+    def close(self) -> None:
+        """Release environments made in this process (they are made again when needed)."""
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
+        if self._single is not None:
+            self._single[0].close()
+            self._single = None
+
+    # -- internals ------------------------------------------------------------------------------
+    def _replica(self):
+        if isinstance(self.env, str) and self.env_id in CARTPOLE_IDS and not self.env_kwargs:
+            return CartPoleSlots
+        return None
+
+    def _batched(self) -> BatchedRollouts:
+        if self._runtime is None:
+            kind = "vectorized" if self.vectorized else "gym"
+            capacity = self.slots or max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
+            if self.vectorized:
+                slots = self._replica()(capacity)
+            else:
+                slots = GymSlots(self.make_env, capacity, self.observation_space)
+            self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size,
+                                            self.max_episode_steps, self.action_noise, self.where)
+        return self._runtime
+
+    def _one_by_one(self, params, seeds, collect, normalizer):
+        from .obs_norm import combine_moments, episode_moments
+        from .rollout import Rollouts
+
+        if self._single is None:
+            self._single = (self.make_env(), self.policy.batch(1), flatten_observation(self.observation_space))
+        env, batch, flatten = self._single
+        m, episodes = seeds.shape
+        returns = np.zeros((m, episodes))
+        lengths = np.zeros((m, episodes), dtype=np.int64)
+        counts, means, m2s = np.zeros(m), np.zeros((m, self.obs_size)), np.zeros((m, self.obs_size))
+        for row in range(m):
+            batch.load(0, params[row])
+            sampled = collect is not None and bool(collect[row])
+            moments = (0.0, np.zeros(self.obs_size), np.zeros(self.obs_size))
+            for e in range(episodes):
+                trace = [] if sampled else None
+                returns[row, e], lengths[row, e] = rollout_episode(
+                    env, flatten, batch, self.adapter, int(seeds[row, e]), self.max_episode_steps,
+                    normalizer, self.action_noise, trace=trace, where=self.where)
+                if sampled:
+                    moments = combine_moments(moments, episode_moments(np.array(trace)))
+            counts[row], means[row], m2s[row] = moments
+        result = Rollouts(returns, lengths)
+        if collect is not None:
+            result.counts, result.means, result.m2s = counts, means, m2s
+        return result
+
+    def _check_params(self, params: np.ndarray) -> np.ndarray:
+        params = np.asarray(params, dtype=np.float64)
+        if params.ndim != 2 or params.shape[1] != self.dim:
+            got = params.shape[-1] if params.ndim else "a scalar"
+            raise ConfigError(
+                f"gym problem {self.env_id!r} takes parameter vectors of length {self.dim} "
+                f"({self.policy.describe()}), got {got} (params of shape {params.shape})"
+            )
+        return params
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_runtime"] = None
+        state["_single"] = None
+        return state
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _flat_size(space: Any, where: str) -> int:
+    from gymnasium import spaces
+
+    try:
+        return int(spaces.flatdim(space))
+    except (NotImplementedError, ValueError, TypeError):
+        raise ConfigError(f"{where} has observation space {space}, which cannot be flattened into a vector") from None

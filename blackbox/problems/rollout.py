@@ -1,0 +1,249 @@
+"""Rollouts: many members' episodes side by side with one policy call per step, and the reference.
+
+:class:`BatchedRollouts` runs the episodes of a slice of the population (``episodes`` per
+member, each a "job") in up to ``capacity`` environment slots. Every step it calls the policy ONCE
+for all live slots, turns the outputs into actions, and steps all live environments together.
+When an episode ends, its slot takes the next job of the queue (reset with that job's own seed);
+once the queue is empty, the last live slots move into the finished ones, so dead environments
+are never stepped and the batch stays dense.
+
+:func:`rollout_episode` is the plain one-environment loop. Both do exactly the same arithmetic
+per episode (the policy's output for a slot depends only on that slot), so batched evaluation
+returns bit for bit the returns of evaluating members one by one, whatever the capacity and
+order; the test suite checks this on every supported task.
+
+Seeds: episode ``e`` of a row with seed ``s`` resets with ``s`` itself for ``e = 0`` and with a
+seed derived from ``(s, e)`` otherwise (:func:`episode_seeds`). Action noise comes from a
+generator derived from the episode's reset seed, so it too is independent of the batching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .obs_norm import Normalizer, combine_moments, episode_moments
+
+__all__ = ["BatchedRollouts", "Rollouts", "rollout_episode", "episode_seeds", "noise_generator"]
+
+_NOISE_KEY = 0x6E6F6973  # "nois": action-noise streams, independent of the environment's own
+
+
+def episode_seeds(row_seeds: np.ndarray, episodes: int) -> np.ndarray:
+    """Reset seeds ``(m, episodes)``: episode 0 uses the row's seed, later ones derive from it."""
+    row_seeds = np.asarray(row_seeds, dtype=np.int64).reshape(-1)
+    out = np.empty((len(row_seeds), int(episodes)), dtype=np.int64)
+    out[:, 0] = row_seeds
+    for e in range(1, int(episodes)):
+        out[:, e] = [np.random.SeedSequence(int(s), spawn_key=(e,)).generate_state(1)[0] for s in row_seeds]
+    return out
+
+
+def noise_generator(episode_seed: int) -> np.random.Generator:
+    """The action-noise stream of the episode reset with ``episode_seed``."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(episode_seed), spawn_key=(_NOISE_KEY,))))
+
+
+def nonfinite_reward(where: str, reward: float, step: int, seed: int) -> ValueError:
+    return ValueError(
+        f"{where} returned a non-finite reward ({reward}) at step {step} of the episode reset with "
+        f"seed {seed}; rewards must be finite numbers (clip or fix them in the environment)"
+    )
+
+
+@dataclass
+class Rollouts:
+    """Per job results: ``returns`` and ``lengths`` are ``(m, episodes)``; ``moments`` per row."""
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    counts: np.ndarray | None = None
+    means: np.ndarray | None = None
+    m2s: np.ndarray | None = None
+
+
+def _row_moments(per_job: dict, m: int, episodes: int, size: int):
+    """Combine each sampled row's episode moments in episode order."""
+    counts = np.zeros(m, dtype=np.float64)
+    means = np.zeros((m, size), dtype=np.float64)
+    m2s = np.zeros((m, size), dtype=np.float64)
+    for row in sorted({job // episodes for job in per_job}):
+        total = (0.0, np.zeros(size), np.zeros(size))
+        for e in range(episodes):
+            job = row * episodes + e
+            if job in per_job:
+                total = combine_moments(total, per_job[job])
+        counts[row], means[row], m2s[row] = total
+    return counts, means, m2s
+
+
+class BatchedRollouts:
+    """Episodes of many members in ``capacity`` slots, one batched policy call per step."""
+
+    def __init__(self, slots: Any, policy: Any, adapter: Any, obs_size: int, limit: int,
+                 action_noise: float = 0.0, where: str = "the environment"):
+        self.slots = slots
+        self.capacity = slots.capacity
+        self.batch = policy.batch(self.capacity)
+        self.adapter = adapter
+        self.obs_size = int(obs_size)
+        self.limit = int(limit)
+        self.action_noise = float(action_noise)
+        self.where = where
+
+    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+            normalizer: Normalizer | None = None) -> Rollouts:
+        """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``."""
+        m, episodes = seeds.shape
+        jobs = m * episodes
+        returns = np.zeros(jobs, dtype=np.float64)
+        lengths = np.zeros(jobs, dtype=np.int64)
+        moments: dict[int, tuple] = {}
+        cap = self.capacity
+        slots, batch, adapter = self.slots, self.batch, self.adapter
+        obs = np.zeros((cap, self.obs_size), dtype=slots.obs_dtype)
+        as_is = normalizer is None and obs.dtype == np.float32  # feed the buffer to the policy directly
+        check_rewards = not slots.finite_rewards
+        job_of = np.zeros(cap, dtype=np.int64)
+        ret = np.zeros(cap, dtype=np.float64)
+        born = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode began
+        collecting = np.zeros(cap, dtype=bool)
+        traces: list[list | None] = [None] * cap
+        noise_rngs: list[np.random.Generator | None] = [None] * cap
+        flat_seeds = seeds.reshape(-1)
+        noise_std = np.float32(self.action_noise)
+        limit = self.limit
+        next_job = 0
+        sampling = 0  # how many live slots collect observation statistics
+        t = 0  # steps taken by this batch so far; a slot's episode length is t - born[slot]
+
+        def start(slot: int) -> None:
+            nonlocal next_job, sampling
+            job = next_job
+            next_job += 1
+            row = job // episodes
+            seed = int(flat_seeds[job])
+            obs[slot] = slots.reset(slot, seed)
+            batch.load(slot, params[row])
+            job_of[slot] = job
+            ret[slot] = 0.0
+            born[slot] = t
+            sampled = collect is not None and bool(collect[row])
+            collecting[slot] = sampled
+            sampling += sampled
+            traces[slot] = [] if sampled else None
+            noise_rngs[slot] = noise_generator(seed) if noise_std else None
+
+        def move(src: int, dst: int) -> None:
+            slots.move(src, dst)
+            batch.move(src, dst)
+            obs[dst] = obs[src]
+            job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
+            collecting[dst], collecting[src] = collecting[src], False
+            traces[dst], traces[src] = traces[src], None
+            noise_rngs[dst], noise_rngs[src] = noise_rngs[src], None
+
+        live = 0
+        while live < cap and next_job < jobs:
+            start(live)
+            live += 1
+        deadline = limit  # no live episode reaches the time limit before this step count
+        while live:
+            x = obs[:live]
+            if as_is:
+                inputs = x
+            else:
+                inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
+            if sampling:
+                for s in np.flatnonzero(collecting[:live]):
+                    traces[s].append(x[s].copy())
+            out = batch.forward(inputs, live)
+            noise = None
+            if noise_std:
+                noise = np.stack([noise_rngs[s].standard_normal(adapter.noise_size, dtype=np.float32)
+                                  for s in range(live)]) * noise_std
+            actions = adapter(out, noise)
+            # rewards None: every reward is 1 (the return is the length); truncated None: never
+            rewards, terminated, truncated = slots.step(actions, live, obs)
+            t += 1
+            if rewards is not None:
+                if check_rewards and not np.isfinite(rewards).all():
+                    s = int(np.flatnonzero(~np.isfinite(rewards))[0])
+                    raise nonfinite_reward(self.where, rewards[s], int(t - born[s]), int(flat_seeds[job_of[s]]))
+                ret[:live] += rewards
+            done = terminated if truncated is None else terminated | truncated
+            if t >= deadline:
+                done = done | (t - born[:live] >= limit)
+            if not done.any():
+                continue
+            free = []
+            for s in np.flatnonzero(done).tolist():
+                job = int(job_of[s])
+                lengths[job] = t - born[s]
+                returns[job] = ret[s] if rewards is not None else float(lengths[job])
+                if collecting[s]:
+                    moments[job] = episode_moments(np.array(traces[s]))
+                    traces[s] = None
+                    collecting[s] = False
+                    sampling -= 1
+                if next_job < jobs:
+                    start(s)
+                else:
+                    free.append(s)
+            if free:
+                # Move live slots from the tail into the holes, so [0, live) stays dense.
+                new_live = live - len(free)
+                free_set = set(free)
+                holes = [s for s in free if s < new_live]
+                movers = [s for s in range(new_live, live) if s not in free_set]
+                for hole, mover in zip(holes, movers):
+                    move(mover, hole)
+                live = new_live
+            if live:
+                deadline = int(born[:live].min()) + limit
+        result = Rollouts(returns.reshape(m, episodes), lengths.reshape(m, episodes))
+        if collect is not None:
+            result.counts, result.means, result.m2s = _row_moments(moments, m, episodes, self.obs_size)
+        return result
+
+    def close(self) -> None:
+        self.slots.close()
+
+
+def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: Any, adapter: Any, seed: int,
+                    limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
+                    trace: list | None = None, frames: list | None = None,
+                    where: str = "the environment") -> tuple[float, int]:
+    """One episode of the policy loaded in slot 0 of ``batch``: ``(return, length)``.
+
+    The reference loop: a gymnasium environment reset with ``seed``, one policy call per step.
+    Observations fed to the policy are appended to ``trace`` and rendered frames to ``frames``
+    when those lists are given.
+    """
+    rng = noise_generator(seed) if action_noise else None
+    noise_std = np.float32(action_noise)
+    observation, _ = env.reset(seed=int(seed))
+    if frames is not None:
+        frames.append(env.render())
+    total, steps = 0.0, 0
+    while True:
+        x = flatten(observation)[None, :]
+        if trace is not None:
+            trace.append(x[0].copy())
+        inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
+        out = batch.forward(inputs, 1)
+        noise = None if rng is None else rng.standard_normal((1, adapter.noise_size), dtype=np.float32) * noise_std
+        action = adapter(out, noise)[0]
+        observation, reward, terminated, truncated, _ = env.step(action)
+        if frames is not None:
+            frames.append(env.render())
+        reward = float(reward)
+        if not np.isfinite(reward):
+            raise nonfinite_reward(where, reward, steps + 1, seed)
+        total = float(np.float64(total) + np.float64(reward))
+        steps += 1
+        if terminated or truncated or steps >= limit:
+            return total, steps

@@ -1,0 +1,116 @@
+"""`blackbox run` on Gymnasium tasks (presets, goal on fresh episodes), `blackbox play`, the README's main job."""
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
+
+from blackbox.cli import main  # noqa: E402
+from blackbox.files import load_npz, save_npz  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_run_uses_the_preset_and_confirms_the_goal(tmp_path, capsys):
+    out = tmp_path / "cartpole"
+    assert main(["run", "--problem", "gym:CartPole-v1", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["goal_check"]["solved"] and summary["goal_check"]["goal_episodes"] == 20
+    assert summary["goal_check"]["confirmed_mean"] >= 475
+    assert summary["stop_reason"].startswith("center's mean over 20 fresh episodes")
+    config = (out / "config.toml").read_text()
+    assert "popsize = 256" in config and "goal_episodes = 20" in config and "preset = true" in config
+
+
+def test_user_settings_override_the_preset(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", "--problem", "gym:CartPole-v1,episodes=2", "--set", "popsize=8", "--generations", "2",
+                 "--out", str(out), "--json"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["generations"] == 2 and summary["evaluations"] == 2 * 9
+    config = (out / "config.toml").read_text()
+    assert "popsize = 8" in config and "episodes = 2" in config and "generations = 2" in config
+    assert main(["run", "--problem", "gym:CartPole-v1", "--no-preset", "--out", str(tmp_path / "x")]) == 2
+    assert "the run has no budget and could never stop" in capsys.readouterr().err
+
+
+def test_problem_state_is_saved_and_play_uses_it(tmp_path, capsys):
+    out = tmp_path / "pendulum"
+    assert main(["run", "--problem", "gym:Pendulum-v1,obs_norm=true,obs_norm_prob=1.0,max_episode_steps=30",
+                 "--set", "popsize=4", "--generations", "2", "--out", str(out), "--quiet"]) == 0
+    solution = load_npz(out / "solution.npz")
+    assert solution["problem/obs_count"] == 2 * 5 * 30
+    capsys.readouterr()
+    assert main(["play", str(out), "--episodes", "3", "--seed", "5", "--json"]) == 0
+    played = json.loads(capsys.readouterr().out)
+    assert played["env"] == "Pendulum-v1" and len(played["returns"]) == 3
+    # without the statistics the same parameters behave differently: they were applied
+    save_npz(tmp_path / "bare.npz", {"center": solution["center"]})
+    assert main(["play", str(out), "--checkpoint", str(tmp_path / "bare.npz"), "--episodes", "3", "--seed", "5",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["returns"] != played["returns"]
+
+
+def test_play_records_a_gif_from_a_checkpoint_file(tmp_path, capsys):
+    out = tmp_path / "cp"
+    assert main(["run", "--problem", "gym:CartPole-v1,max_episode_steps=40", "--set", "popsize=4",
+                 "--generations", "1", "--out", str(out), "--quiet"]) == 0
+    checkpoint = out / "checkpoints" / "gen-000001.npz"
+    center = load_npz(out / "solution.npz")["center"]
+    save_npz(checkpoint, {"strategy/center": center, "strategy/generation": 1})
+    gif = tmp_path / "episode.gif"
+    assert main(["play", str(checkpoint), "--episodes", "2", "--gif", str(gif), "--every", "2", "--json"]) == 0
+    played = json.loads(capsys.readouterr().out)
+    assert played["parameters"] == str(checkpoint) and played["recorded"]["files"] == [str(gif)]
+    assert played["recorded"]["return"] == played["returns"][0]
+    from PIL import Image
+
+    with Image.open(gif) as image:
+        assert image.size == (600, 400) and image.n_frames >= 2
+
+
+def test_play_errors(tmp_path, capsys):
+    assert main(["play", str(tmp_path)]) == 2
+    assert "is not a run directory of `blackbox run` (no config.toml)" in capsys.readouterr().err
+    out = tmp_path / "q"
+    assert main(["run", "--problem", "quadratic:dim=3", "--generations", "1", "--out", str(out), "--quiet"]) == 0
+    assert main(["play", str(out)]) == 2
+    assert "has nothing to play (only Gymnasium tasks do)" in capsys.readouterr().err
+    cp = tmp_path / "cp"
+    assert main(["run", "--problem", "gym:CartPole-v1,policy=linear", "--generations", "1", "--set", "popsize=2",
+                 "--out", str(cp), "--quiet"]) == 0
+    save_npz(tmp_path / "odd.npz", {"weights": np.zeros(3)})
+    assert main(["play", str(cp), "--checkpoint", str(tmp_path / "odd.npz")]) == 2
+    assert "holds no center parameters (looked for center, strategy/center, strategy.center); it has: weights" \
+        in capsys.readouterr().err
+    save_npz(tmp_path / "short.npz", {"center": np.zeros(3)})
+    assert main(["play", str(cp), "--checkpoint", str(tmp_path / "short.npz")]) == 2
+    assert "holds 3 parameters, but the run's problem takes 10" in capsys.readouterr().err
+
+
+def readme_main_job() -> str:
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    line = next(b.strip() for b in blocks if "blackbox run" in b and "gym:CartPole-v1" in b and "pip install" in b)
+    return line.split("&&")[-1].strip()
+
+
+def test_readme_main_job_trains_and_solves_cartpole(tmp_path):
+    command = shlex.split(readme_main_job())
+    assert command[0] == ".venv/bin/blackbox" and command[1] == "run"
+    assert "--problem" in command and "gym:CartPole-v1" in command
+    out = command.index("--out")
+    command[out + 1] = str(tmp_path / "cartpole")
+    done = subprocess.run([sys.executable, "-m", "blackbox", *command[1:]], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "cartpole" / "result.json").read_text())
+    assert result["goal_check"]["solved"] is True
+    assert "run saved in" in done.stdout

@@ -1,0 +1,126 @@
+"""Policies (numpy MLP / linear, any torch module) and the mapping of their outputs to actions."""
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
+spaces = gym.spaces
+
+import blackbox as bb  # noqa: E402
+from blackbox.problems.actions import make_action_adapter  # noqa: E402
+from blackbox.problems.gym import GymProblem  # noqa: E402
+from blackbox.problems.policies import MLPPolicy, make_policy  # noqa: E402
+
+
+def test_mlp_layout_is_torchs_and_outputs_agree():
+    torch = pytest.importorskip("torch")
+    policy = MLPPolicy(5, 3, (16, 8), "tanh")
+    assert policy.dim == 5 * 16 + 16 + 16 * 8 + 8 + 8 * 3 + 3
+    params = np.random.default_rng(0).standard_normal((4, policy.dim))
+    batch = policy.batch(4)
+    for slot in range(4):
+        batch.load(slot, params[slot])
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    out = batch.forward(x, 4)
+    for slot in range(4):
+        net = policy.to_torch(params[slot])
+        with torch.no_grad():
+            want = net(torch.as_tensor(x[slot])).numpy()
+        np.testing.assert_allclose(out[slot], want, rtol=1e-5, atol=1e-5)
+    # the same vector restored from torch's own flattening
+    flat = torch.nn.utils.parameters_to_vector(policy.to_torch(params[2]).parameters()).detach().double().numpy()
+    np.testing.assert_allclose(flat, params[2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "elu"])
+def test_each_slot_depends_only_on_itself(activation):
+    policy = MLPPolicy(4, 2, (64, 64), activation)
+    params = np.random.default_rng(0).standard_normal((10, policy.dim))
+    x = np.random.default_rng(1).standard_normal((10, 4)).astype(np.float32) * 10
+    wide, single = policy.batch(10), policy.batch(1)
+    for slot in range(10):
+        wide.load(slot, params[slot])
+    out = wide.forward(x, 10)
+    for slot in range(10):
+        single.load(0, params[slot])
+        np.testing.assert_array_equal(single.forward(x[slot : slot + 1], 1)[0], out[slot])
+    wide.move(9, 0)
+    np.testing.assert_array_equal(wide.forward(x[9:10], 1)[0], out[9])
+
+
+def test_initialization_as_in_the_paper():
+    policy = MLPPolicy(4, 2)
+    theta = policy.initial_params(np.random.default_rng(0))
+    w1 = theta[: 64 * 4].reshape(64, 4)
+    np.testing.assert_allclose(np.linalg.norm(w1, axis=1), 1.0)
+    last = theta[-(64 * 2 + 2) : -2].reshape(2, 64)
+    np.testing.assert_allclose(np.linalg.norm(last, axis=1), 0.01)
+    assert np.all(theta[64 * 4 : 64 * 4 + 64] == 0)
+
+
+def _net(in_size, out_size):
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Linear(in_size, 8), torch.nn.ReLU(), torch.nn.Linear(8, out_size))
+
+
+def test_torch_modules_factories_and_import_paths():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    module = _net(4, 2)
+    by_module = GymProblem("CartPole-v1", policy=module)
+    assert by_module.dim == 4 * 8 + 8 + 8 * 2 + 2 and by_module.policy.describe().startswith("torch Sequential")
+    np.testing.assert_array_equal(by_module.initial_params(None),
+                                  torch.nn.utils.parameters_to_vector(module.parameters()).double().numpy())
+    by_factory = GymProblem("CartPole-v1", policy=_net)
+    by_path = bb.make_problem(f"gym:CartPole-v1,policy={__name__}:_net")
+    assert by_factory.dim == by_path.dim == by_module.dim
+    params = by_module.initial_params(None)[None] + np.zeros((3, by_module.dim))
+    a = by_module.evaluate(params, np.arange(3))
+    b = GymProblem("CartPole-v1", policy=module, batched=False).evaluate(params, np.arange(3))
+    np.testing.assert_array_equal(a.fitness, b.fitness)
+    with pytest.raises(bb.ConfigError, match="policy 'no.such.module:net' could not be imported: ModuleNotFoundError"):
+        make_policy("no.such.module:net", 4, 2)
+    with pytest.raises(bb.ConfigError, match="returned int; it must return a torch.nn.Module"):
+        make_policy(lambda i, o: 3, 4, 2)
+
+
+def test_discrete_and_multidiscrete_take_the_argmax():
+    adapter = make_action_adapter(spaces.Discrete(3, start=-1))
+    out = np.array([[0.1, 0.5, 0.2], [2.0, 1.0, 0.0]], dtype=np.float32)
+    np.testing.assert_array_equal(adapter(out), [0, -1])
+    np.testing.assert_array_equal(adapter(out, noise=np.array([[0, 0, 1.0], [0, 0, 0]], dtype=np.float32)), [1, -1])
+    multi = make_action_adapter(spaces.MultiDiscrete([2, 3]))
+    assert multi.out_size == 5
+    np.testing.assert_array_equal(multi(np.array([[1, 0, 0, 0, 1]], dtype=np.float32)), [[0, 2]])
+    binary = make_action_adapter(spaces.MultiBinary(3))
+    np.testing.assert_array_equal(binary(np.array([[1, -1, 0.5]], dtype=np.float32)), [[1, 0, 1]])
+
+
+def test_box_actions_are_squashed_into_the_bounds():
+    space = spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 1.0], np.float32), dtype=np.float32)
+    adapter = make_action_adapter(space)
+    out = np.array([[-100.0, 100.0], [0.0, 0.0]], dtype=np.float32)
+    actions = adapter(out)
+    assert actions.dtype == np.float32
+    np.testing.assert_allclose(actions, [[-2.0, 1.0], [0.0, 0.5]])
+    noisy = adapter(out, noise=np.array([[-5.0, 5.0], [0.25, 0.0]], dtype=np.float32))
+    np.testing.assert_allclose(noisy, [[-2.0, 1.0], [0.25, 0.5]])  # noise, then clipped to the bounds
+    half_open = make_action_adapter(spaces.Box(np.array([-1.0, -np.inf], np.float32), np.array([1.0, np.inf], np.float32)))
+    np.testing.assert_allclose(half_open(np.array([[0.0, 7.5]], dtype=np.float32)), [[0.0, 7.5]])
+
+
+def test_discretized_box_actions():
+    space = spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+    adapter = make_action_adapter(space, bins=5)
+    assert adapter.out_size == 10
+    out = np.zeros((1, 10), dtype=np.float32)
+    out[0, 4] = 1.0  # dim 0 -> bin 4 (+1.0)
+    out[0, 5 + 1] = 1.0  # dim 1 -> bin 1 (-0.5)
+    np.testing.assert_array_equal(adapter(out), [[1.0, -0.5]])
+    with pytest.raises(bb.ConfigError, match="bins=3 needs finite action bounds"):
+        make_action_adapter(spaces.Box(-np.inf, np.inf, (2,)), bins=3)
+    with pytest.raises(bb.ConfigError, match="bins must be >= 2"):
+        make_action_adapter(space, bins=1)
+    problem = GymProblem("Pendulum-v1", bins=11, policy="linear")
+    assert problem.dim == 3 * 11 + 11
