@@ -181,7 +181,7 @@ def test_unusable_spaces_and_options():
         GymProblem("CartPole-v1", obs_norm_prob=2.0)
     with pytest.raises(bb.ConfigError, match="episodes must be >= 1, got 0"):
         bb.make_problem("gym:CartPole-v1,episodes=0")
-    with pytest.raises(bb.ConfigError, match="policy must be one of 'mlp', 'linear', got 'mpl'. Did you mean 'mlp'"):
+    with pytest.raises(bb.ConfigError, match="policy must be one of 'mlp', 'linear', 'cnn', 'nature-cnn', got 'mpl'. Did you mean 'mlp'"):
         GymProblem("CartPole-v1", policy="mpl")
     with pytest.raises(bb.UnknownNameError, match="has no option 'episode'. Did you mean 'episodes'"):
         bb.make_problem("gym:CartPole-v1,episode=2")

@@ -13,8 +13,8 @@ live slot is moved into it, so dead environments are never stepped. Two containe
   by the test suite. gymnasium's own ``CartPoleVectorEnv`` draws every reset from one shared
   generator, so it cannot give each slot its own seed; that is why the replica exists.
 
-``step`` writes observations into the engine's buffer (float32 when the observation space is a
-float32 Box, float64 otherwise) and returns rewards (float64, or None when every reward is 1),
+``step`` writes observations into the engine's buffer (float32 or uint8 when the observation space is
+a Box of that type, float64 otherwise) and returns rewards (float64, or None when every reward is 1),
 terminated flags and truncated flags (or None when the container never truncates); time limits are
 applied by the engine.
 """
@@ -34,11 +34,12 @@ CARTPOLE_IDS = ("CartPole-v0", "CartPole-v1")
 
 
 def observation_dtype(space: Any) -> np.dtype:
-    """float32 for float32 Box observations (kept exactly), float64 for everything else."""
+    """float32 and uint8 (pixels) for Box observations of those types (kept exactly), float64 for
+    everything else."""
     from gymnasium import spaces
 
-    if isinstance(space, spaces.Box) and space.dtype == np.float32:
-        return np.dtype(np.float32)
+    if isinstance(space, spaces.Box) and space.dtype in (np.float32, np.uint8):
+        return np.dtype(space.dtype)
     return np.dtype(np.float64)
 
 

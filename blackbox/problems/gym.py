@@ -17,23 +17,41 @@ Observation normalization (``obs_norm=True``) follows the paper: a fraction ``ob
 rows (chosen by their seed alone) report the moments of the observations they saw; the driver folds
 them in row order (``observe``) and sends mean and std to every worker with the next center
 (``state_dict``); inputs are clipped to ``[-obs_clip, obs_clip]``.
+
+The paper's other tricks are options too: virtual batch normalization (``vbn=True``, :mod:`.vbn`;
+the reference batch is part of the recipe, see below), an adaptive episode cap (``episode_cap=``,
+:mod:`.episode_cap`; the cap is part of the synced state), Atari preprocessing and frame stacking
+(``ALE/...`` ids, :mod:`.wrappers`), a frame skip for any task (``frame_skip=k``), and policies on
+a CUDA device (``device="cuda"``, :mod:`.devices`).
+
+Why the VBN reference batch is part of the recipe and not of the synced state: it never changes
+during a run, so sending it with every generation's state would cost its size (3.6 MB for Atari
+frames) per worker and generation for nothing; it is collected once when the problem is built,
+in the driver, deterministically from the task and ``vbn_seed``, and shipped to each worker once
+with the problem. A resumed run builds the same batch again; its fingerprint travels in the state
+(16 characters), so a worker or a resumed run whose environment yields another batch (a changed
+environment version, say) stops with a StateError instead of silently changing the objective.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError, StateError, did_you_mean
 from ..problem import EvalResult, Problem
 from ..validation import check_float, check_int
 from .actions import make_action_adapter
+from .devices import resolve_device
 from .envs import CARTPOLE_IDS, CartPoleSlots, GymSlots, flatten_observation
+from .episode_cap import make_episode_cap
 from .obs_norm import RunningStats, sampled_rows
 from .policies import TorchPolicy, make_policy
+from .reference import collect_reference_batch, digest
 from .rollout import BatchedRollouts, episode_seeds, rollout_episode
 
 __all__ = ["GymProblem", "make_gym_env"]
@@ -61,6 +79,10 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
                  env_kwargs: dict | None = None, render_mode: str | None = None):
     """Make one environment from an id or a factory, with errors that say how to fix them."""
     gym = _import_gymnasium()
+    if isinstance(env, str):
+        from .wrappers import register_namespace
+
+        register_namespace(env)
     kwargs = dict(env_kwargs or {})
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
@@ -115,11 +137,27 @@ class GymProblem(Problem):
         vectorized: bool = True,
         slots: int | None = None,
         env_kwargs: dict | None = None,
+        vbn: bool = False,
+        vbn_size: int = 128,
+        vbn_seed: int = 0,
+        episode_cap: str | None = None,
+        episode_cap_factor: float | None = None,
+        episode_cap_start: int | None = None,
+        episode_cap_threshold: float | None = None,
+        episode_cap_ratio: float | None = None,
+        atari: bool | None = None,
+        frame_skip: int | None = None,
+        frame_stack: int | None = None,
+        device: str | None = None,
+        torch_threads: int | None = 1,
     ):
         if not (isinstance(env, str) or callable(env)):
             raise ConfigError(f"env must be a Gymnasium id such as 'CartPole-v1' or a factory, got {env!r}")
+        if env_kwargs is not None and not isinstance(env_kwargs, dict):
+            raise ConfigError(f"env_kwargs must be a table of keyword arguments for the environment, got {env_kwargs!r}")
         self.env = env
         self.env_kwargs = dict(env_kwargs or {})
+        self._setup_wrappers(atari, frame_skip, frame_stack)
         self.episodes = check_int("episodes", episodes, minimum=1)
         self.obs_norm = bool(obs_norm)
         self.obs_norm_prob = check_float("obs_norm_prob", obs_norm_prob, nonnegative=True, maximum=1.0)
@@ -128,13 +166,22 @@ class GymProblem(Problem):
         self.bins = check_int("bins", bins, minimum=0)
         self.batched = bool(batched)
         self.slots = None if slots is None else check_int("slots", slots, minimum=1)
-        probe = make_gym_env(env, None if max_episode_steps is None else
-                             check_int("max_episode_steps", max_episode_steps, minimum=1), self.env_kwargs)
+        self.vbn = bool(vbn)
+        self.vbn_size = check_int("vbn_size", vbn_size, minimum=2)
+        self.vbn_seed = check_int("vbn_seed", vbn_seed, minimum=0)
+        self.device, self.device_note = resolve_device(device)
+        self.device_requested = device
+        self._max_steps_given = None if max_episode_steps is None else check_int(
+            "max_episode_steps", max_episode_steps, minimum=1)
+        probe = self.make_env()
         try:
             self.env_id = probe.spec.id if probe.spec is not None else getattr(env, "__name__", repr(env))
             self.observation_space = probe.observation_space
             self.action_space = probe.action_space
-            spec_limit = probe.spec.max_episode_steps if probe.spec is not None else None
+            spec = probe.spec
+            spec_limit = spec.max_episode_steps if spec is not None else None
+            if spec_limit is None and self.atari and spec is not None:
+                spec_limit = spec.kwargs.get("max_num_frames_per_episode")  # ALE truncates there itself
         finally:
             probe.close()
         self.max_episode_steps = max_episode_steps if max_episode_steps is not None else spec_limit
@@ -144,10 +191,15 @@ class GymProblem(Problem):
                 f"pass max_episode_steps=N"
             )
         self.max_episode_steps = int(self.max_episode_steps)
+        # the task's limit counts environment steps (frames); the policy decides every frame_skip of them
+        self.step_limit = math.ceil(self.max_episode_steps / self.frame_skip)
         self.where = f"environment {self.env_id!r}"
         self.obs_size = int(_flat_size(self.observation_space, self.where))
         self.adapter = make_action_adapter(self.action_space, self.bins, self.where)
-        self.policy = make_policy(policy, self.obs_size, self.adapter.out_size, hidden, activation)
+        self.policy = make_policy(policy, self.obs_size, self.adapter.out_size, hidden, activation,
+                                  obs_shape=getattr(self.observation_space, "shape", None),
+                                  obs_scale=_pixel_scale(self.observation_space), vbn=self.vbn,
+                                  device=device if device is None else self.device, threads=torch_threads)
         if isinstance(self.policy, TorchPolicy):
             try:
                 shape = self.policy.output_shape()
@@ -165,8 +217,43 @@ class GymProblem(Problem):
         self.dim = self.policy.dim
         self.vectorized = bool(vectorized) and self._replica() is not None
         self.stats = RunningStats(self.obs_size) if self.obs_norm else None
+        self.cap = make_episode_cap(episode_cap, self.step_limit, episode_cap_factor, episode_cap_start,
+                                    episode_cap_threshold, episode_cap_ratio)
+        self.reference: np.ndarray | None = None
+        self.reference_digest = ""
+        if self.vbn:
+            env_ = self.make_env()
+            try:
+                self.reference = collect_reference_batch(env_, flatten_observation(self.observation_space),
+                                                         self.vbn_size, self.vbn_seed)
+            finally:
+                env_.close()
+            self.reference_digest = digest(self.reference)
         self._runtime: BatchedRollouts | None = None
         self._single: tuple | None = None
+
+    def _setup_wrappers(self, atari: bool | None, frame_skip: int | None, frame_stack: int | None) -> None:
+        from .wrappers import ATARI_FRAME_SKIP, ATARI_FRAME_STACK, is_atari_id, register_namespace
+
+        if isinstance(self.env, str):
+            _import_gymnasium()
+            register_namespace(self.env)
+        detected = is_atari_id(self.env)
+        if atari is None:
+            atari = detected
+        elif atari and not detected:
+            raise ConfigError(f"atari=true applies Atari preprocessing, but {self.env!r} is not an ALE environment "
+                              f"(ids such as 'ALE/Pong-v5'); use frame_skip= and frame_stack= for other tasks")
+        self.atari = bool(atari)
+        self.frame_skip = check_int("frame_skip", ATARI_FRAME_SKIP if frame_skip is None and self.atari
+                                    else 1 if frame_skip is None else frame_skip, minimum=1)
+        self.frame_stack = check_int("frame_stack", ATARI_FRAME_STACK if frame_stack is None and self.atari
+                                     else 1 if frame_stack is None else frame_stack, minimum=1)
+        if self.atari:
+            if "frameskip" in self.env_kwargs:
+                raise ConfigError("env_kwargs frameskip is set by the Atari preprocessing (the emulator steps one "
+                                  "frame at a time and the preprocessing repeats the action); use frame_skip= instead")
+            self.env_kwargs["frameskip"] = 1
 
     @classmethod
     def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
@@ -185,41 +272,83 @@ class GymProblem(Problem):
         seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
         if len(seeds) != len(params):
             raise ConfigError(f"evaluate() got {len(params)} parameter rows but {len(seeds)} seeds")
+        limit = self.cap.cap if self.cap is not None else None
         rollouts = self.rollouts(params, episode_seeds(seeds, self.episodes),
-                                 sampled_rows(seeds, self.obs_norm_prob) if self.obs_norm else None)
+                                 sampled_rows(seeds, self.obs_norm_prob) if self.obs_norm else None, limit)
         info = {}
         if self.obs_norm:
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
+        if self.cap is not None:
+            info["episodes_capped"] = (rollouts.lengths >= limit).sum(axis=1).astype(np.int64)
         return EvalResult(rollouts.returns.mean(axis=1), rollouts.lengths.sum(axis=1), info)
 
     def observe(self, result: EvalResult) -> None:
         if self.stats is not None and "obs_count" in result.info:
             self.stats.fold_rows(result.info["obs_count"], result.info["obs_mean"], result.info["obs_m2"])
+        if self.cap is not None and "episodes_capped" in result.info:
+            self.cap.observe(np.asarray(result.steps), self.episodes, np.asarray(result.info["episodes_capped"]))
 
     def state_dict(self) -> dict[str, Any]:
-        return self.stats.state_dict() if self.stats is not None else {}
+        state = self.stats.state_dict() if self.stats is not None else {}
+        if self.cap is not None:
+            state.update(self.cap.state_dict())
+        if self.reference is not None:
+            state["vbn_reference"] = self.reference_digest
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if self.stats is not None and state:
+        if not state:
+            return
+        if self.reference is not None and "vbn_reference" in state and str(state["vbn_reference"]) != self.reference_digest:
+            raise StateError(
+                f"the VBN reference batch of {self.where} here (fingerprint {self.reference_digest}) differs from "
+                f"the run's ({state['vbn_reference']}): the environment yields other observations than where the "
+                f"run started (another gymnasium/ale-py version?), so the objective would change"
+            )
+        if self.stats is not None and "obs_mean" in state:
             self.stats.load_state_dict(state)
+        if self.cap is not None:
+            self.cap.load_state_dict(state)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
-                "actions": self.adapter.describe(), "episodes": self.episodes,
-                "max_episode_steps": self.max_episode_steps, "obs_norm": self.obs_norm,
-                "batched": self.batched, "vectorized": self.vectorized}
+        summary = {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
+                   "actions": self.adapter.describe(), "episodes": self.episodes,
+                   "max_episode_steps": self.max_episode_steps, "obs_norm": self.obs_norm,
+                   "batched": self.batched, "vectorized": self.vectorized}
+        if self.atari or self.frame_skip > 1 or self.frame_stack > 1:
+            summary.update(atari=self.atari, frame_skip=self.frame_skip, frame_stack=self.frame_stack,
+                           decisions_per_episode=self.step_limit)
+        if self.vbn:
+            summary["vbn"] = {"size": self.vbn_size, "seed": self.vbn_seed, "reference": self.reference_digest}
+        if self.cap is not None:
+            summary["episode_cap"] = self.cap.describe()
+        if self.device_requested is not None:
+            summary["device"] = self.device
+            if self.device_note:
+                summary["device_requested"] = self.device_requested
+                summary["device_note"] = self.device_note
+        return summary
 
     # -- rollouts -------------------------------------------------------------------------------
-    def rollouts(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None):
-        """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``."""
+    def rollouts(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+                 limit: int | None = None):
+        """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``;
+        ``limit`` caps the episodes below the task's own limit."""
         normalizer = self.stats.normalizer(self.obs_clip) if self.stats is not None else None
+        reference = self.reference_inputs(normalizer)
         try:
             if self.batched:
-                return self._batched().run(params, seeds, collect, normalizer)
-            return self._one_by_one(params, seeds, collect, normalizer)
+                return self._batched().run(params, seeds, collect, normalizer, reference, limit)
+            return self._one_by_one(params, seeds, collect, normalizer, reference, limit)
         except BaseException:
             self.close()  # an environment that raised may be broken: rebuild on the next call
             raise
+
+    def reference_inputs(self, normalizer=None) -> np.ndarray | None:
+        """The VBN reference batch as policy inputs (normalized like observations), or None."""
+        if self.reference is None:
+            return None
+        return normalizer(self.reference) if normalizer is not None else self.reference.astype(np.float32)
 
     def score(self, params: np.ndarray, episodes: int = 20, seed: int = 0) -> np.ndarray:
         """Returns of ``params`` on ``episodes`` episodes whose seeds derive from ``seed``."""
@@ -234,18 +363,24 @@ class GymProblem(Problem):
         env = self.make_env(render_mode)
         try:
             batch = self.policy.batch(1)
-            batch.load(0, params[0])
             normalizer = self.stats.normalizer(self.obs_clip) if self.stats is not None else None
+            if self.reference is not None:
+                batch.set_reference(self.reference_inputs(normalizer))
+            batch.load(0, params[0])
             return rollout_episode(env, flatten_observation(self.observation_space), batch, self.adapter,
-                                   seed, self.max_episode_steps, normalizer, self.action_noise,
+                                   seed, self.step_limit, normalizer, self.action_noise,
                                    frames=frames, where=self.where)
         finally:
             env.close()
 
     def make_env(self, render_mode: str | None = None):
-        """A fresh environment of this problem (``render_mode`` e.g. ``"rgb_array"``)."""
-        limit = self.max_episode_steps if isinstance(self.env, str) else None
-        return make_gym_env(self.env, limit, self.env_kwargs, render_mode)
+        """A fresh environment of this problem, wrapped as the policy sees it (Atari preprocessing,
+        frame skip and stack); ``render_mode`` e.g. ``"rgb_array"``."""
+        from .wrappers import wrap_env
+
+        limit = self._max_steps_given if isinstance(self.env, str) else None
+        env = make_gym_env(self.env, limit, self.env_kwargs, render_mode)
+        return wrap_env(env, self.atari, self.frame_skip, self.frame_stack)
 
     def close(self) -> None:
         """Release environments made in this process (they are made again when needed)."""
@@ -258,7 +393,8 @@ class GymProblem(Problem):
 
     # -- internals ------------------------------------------------------------------------------
     def _replica(self):
-        if isinstance(self.env, str) and self.env_id in CARTPOLE_IDS and not self.env_kwargs:
+        if (isinstance(self.env, str) and self.env_id in CARTPOLE_IDS and not self.env_kwargs
+                and self.frame_skip == 1 and self.frame_stack == 1):
             return CartPoleSlots
         return None
 
@@ -271,16 +407,19 @@ class GymProblem(Problem):
             else:
                 slots = GymSlots(self.make_env, capacity, self.observation_space)
             self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size,
-                                            self.max_episode_steps, self.action_noise, self.where)
+                                            self.step_limit, self.action_noise, self.where)
         return self._runtime
 
-    def _one_by_one(self, params, seeds, collect, normalizer):
+    def _one_by_one(self, params, seeds, collect, normalizer, reference=None, limit=None):
         from .obs_norm import combine_moments, episode_moments
         from .rollout import Rollouts
 
         if self._single is None:
             self._single = (self.make_env(), self.policy.batch(1), flatten_observation(self.observation_space))
         env, batch, flatten = self._single
+        if reference is not None:
+            batch.set_reference(reference)
+        limit = self.step_limit if limit is None else max(1, min(int(limit), self.step_limit))
         m, episodes = seeds.shape
         returns = np.zeros((m, episodes))
         lengths = np.zeros((m, episodes), dtype=np.int64)
@@ -292,7 +431,7 @@ class GymProblem(Problem):
             for e in range(episodes):
                 trace = [] if sampled else None
                 returns[row, e], lengths[row, e] = rollout_episode(
-                    env, flatten, batch, self.adapter, int(seeds[row, e]), self.max_episode_steps,
+                    env, flatten, batch, self.adapter, int(seeds[row, e]), limit,
                     normalizer, self.action_noise, trace=trace, where=self.where)
                 if sampled:
                     moments = combine_moments(moments, episode_moments(np.array(trace)))
@@ -323,6 +462,13 @@ class GymProblem(Problem):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def _pixel_scale(space: Any) -> float:
+    """1/255 for uint8 image observations (what the convnets multiply their inputs by), else 1."""
+    dtype = getattr(space, "dtype", None)
+    shape = getattr(space, "shape", None) or ()
+    return 1.0 / 255.0 if dtype == np.uint8 and len(shape) >= 2 else 1.0
 
 
 def _flat_size(space: Any, where: str) -> int:

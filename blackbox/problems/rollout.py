@@ -95,9 +95,16 @@ class BatchedRollouts:
         self.where = where
 
     def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
-            normalizer: Normalizer | None = None) -> Rollouts:
-        """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``."""
+            normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
+            limit: int | None = None) -> Rollouts:
+        """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
+
+        ``reference`` (float32 policy inputs) is the VBN reference batch of this call; ``limit``
+        caps the episodes below the task's own limit (an adaptive episode cap).
+        """
         m, episodes = seeds.shape
+        if reference is not None:
+            self.batch.set_reference(reference)
         jobs = m * episodes
         returns = np.zeros(jobs, dtype=np.float64)
         lengths = np.zeros(jobs, dtype=np.int64)
@@ -115,7 +122,7 @@ class BatchedRollouts:
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
-        limit = self.limit
+        limit = self.limit if limit is None else max(1, min(int(limit), self.limit))
         next_job = 0
         sampling = 0  # how many live slots collect observation statistics
         t = 0  # steps taken by this batch so far; a slot's episode length is t - born[slot]

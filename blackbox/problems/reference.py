@@ -1,0 +1,37 @@
+"""The reference batch of virtual batch normalization: observations collected once, deterministically.
+
+As in the ES code (``get_ref_batch``): step the environment with uniformly random actions and keep
+the observation after every step, resetting when an episode ends, until ``size`` observations are
+collected. Here the first reset and the action sampler are seeded with ``seed``, so the batch is a
+function of the task and the seed alone: a resumed run, and every worker, gets the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["collect_reference_batch", "digest"]
+
+
+def collect_reference_batch(env: Any, flatten: Callable[[Any], np.ndarray], size: int, seed: int) -> np.ndarray:
+    """``size`` flat observations ``(size, obs_size)`` of ``env`` under random actions seeded by ``seed``."""
+    env.action_space.seed(int(seed))
+    env.reset(seed=int(seed))
+    rows = []
+    while len(rows) < size:
+        observation, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        rows.append(flatten(observation))
+        if terminated or truncated:
+            env.reset()
+    return np.stack(rows)
+
+
+def digest(batch: np.ndarray) -> str:
+    """A short fingerprint of a reference batch (its dtype, shape and bytes)."""
+    h = hashlib.sha256(f"{batch.dtype.str}{batch.shape}".encode())
+    h.update(np.ascontiguousarray(batch).tobytes())
+    return h.hexdigest()[:16]
