@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
+
 from blackbox.registry import executors, problems, strategies
 from blackbox.testing import Subject, parametrize_with_checks
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_ATARI = HAS_TORCH and all(importlib.util.find_spec(m) is not None for m in ("ale_py", "cv2"))
+
+
+def torch_vbn_mlp(in_size, out_size):
+    """A torch policy with VirtualBatchNorm layers (the torch path of vbn=true)."""
+    from blackbox.problems.policies import MLPPolicy
+
+    return MLPPolicy(in_size, out_size, (8,), vbn=True).to_torch()
 
 STRATEGIES = [
     Subject("openai-es"),
@@ -40,6 +54,20 @@ PROBLEMS = [
     Subject("gym:MountainCarContinuous-v0,policy=linear,bins=5,max_episode_steps=50"),
     Subject("gym:Acrobot-v1,episodes=2,max_episode_steps=40,hidden=[4]"),
     Subject("mnist:model=cnn,channels=2,batch_size=16,fitness=accuracy"),
+    # the paper's tricks (issue 10): VBN, adaptive episode caps, frame skip/stack, device=, Atari
+    Subject("gym:CartPole-v1,hidden=[8],vbn=true,vbn_size=16,obs_norm=true,obs_norm_prob=0.5"),
+    Subject("gym:CartPole-v1,hidden=[4],episode_cap=mean"),
+    Subject("gym:Acrobot-v1,max_episode_steps=40,hidden=[4],episode_cap=adaptive,episode_cap_start=10,"
+            "episode_cap_ratio=1.5"),
+    Subject("gym:CartPole-v1,hidden=[4],frame_skip=3,frame_stack=2"),
+    Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
+    *([Subject("gym:CartPole-v1,hidden=[4],device=cuda"),  # the CPU with a note where CUDA is missing
+       Subject("gym:CartPole-v1,vbn=true,vbn_size=16", policy=torch_vbn_mlp)] if HAS_TORCH else []),
+]
+# Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.
+# tests/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
+SLOW_PROBLEMS = [
+    *([Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2")] if HAS_ATARI else []),
 ]
 EXECUTORS = [
     Subject("serial"),
@@ -56,8 +84,14 @@ def test_builtins_conform(check):
     check()
 
 
+@pytest.mark.slow
+@parametrize_with_checks(SLOW_PROBLEMS)
+def test_slow_builtins_conform(check):
+    check()
+
+
 def test_every_builtin_is_checked():
-    checked = {parse_name(s) for s in STRATEGIES + PROBLEMS + EXECUTORS}
+    checked = {parse_name(s) for s in STRATEGIES + PROBLEMS + EXECUTORS + SLOW_PROBLEMS}
     for registry in (strategies, problems, executors):
         builtins = {e.name for e in registry.entries() if e.distribution == "blackbox-es"}
         missing = builtins - checked

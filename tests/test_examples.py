@@ -11,7 +11,8 @@ from blackbox.registry import executors, problems, strategies
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml"}
+TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml",
+          "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml"}
 
 
 def needs(kind, name, what):
@@ -76,3 +77,35 @@ def test_cartpole_with_loky(tmp_path, monkeypatch, capsys):
     runpy.run_path(str(EXAMPLES / "cartpole_loky.py"), run_name="__main__")
     assert "same final center with loky and serial: True" in capsys.readouterr().out
     assert (tmp_path / "loky" / "config.toml").read_text().count('name = "loky"') == 1
+
+
+@needs("problem", "gym", "the cyclic MDP comparison needs the gym problem")
+def test_cyclic_mdp_comparison(tmp_path):
+    out = tmp_path / "cyclic"
+    assert main(["compare", str(EXAMPLES / "cyclic_mdp.toml"), "--smoke", "--out", str(out), "--quiet"]) == 0
+    rows = results(out)
+    assert {r["strategy"] for r in rows} == {"openai-es", "pgpe", "snes", "cma-es", "ars", "cem"}
+    assert len(rows) == 6 * 2 and {r["status"] for r in rows} == {"finished"}
+    config = (out / "runs" / "cyclic" / "cem" / "seed-0" / "config.toml").read_text()
+    assert "blackbox/CyclicMDP-v0" in config and "state_dependent = true" in config
+
+
+@needs("problem", "gym", "the frame-skip experiment needs gym:CartPole-v1")
+def test_frame_skip_experiment(tmp_path):
+    out = tmp_path / "frame_skip"
+    assert main(["compare", str(EXAMPLES / "frame_skip.toml"), "--smoke", "--out", str(out), "--quiet"]) == 0
+    rows = results(out)
+    assert {r["problem"] for r in rows} == {"skip-1", "skip-2", "skip-4", "skip-8"} and len(rows) == 8
+    assert all(int(r["steps"]) > 0 for r in rows)
+
+
+@needs("problem", "gym", "the all-strategies comparison needs the gym problem")
+def test_all_strategies_comparison(tmp_path):
+    pytest.importorskip("mujoco", reason="the all-strategies comparison runs Hopper-v5 (MuJoCo)")
+    out = tmp_path / "all"
+    assert main(["compare", str(EXAMPLES / "all_strategies.toml"), "--smoke", "--out", str(out), "--quiet"]) == 0
+    rows = results(out)
+    builtins = {e.name for e in strategies.entries() if e.distribution == "blackbox-es"}
+    expected = builtins | ({"cma"} if "cma" in strategies.names() else set())
+    assert {r["strategy"] for r in rows} == expected and {r["problem"] for r in rows} == {"cartpole", "hopper"}
+    assert {r["status"] for r in rows} == {"finished"}

@@ -1,0 +1,115 @@
+"""Adaptive episode caps: the two rules, the cap in the problem's synced state, whichever executor."""
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
+
+import blackbox as bb  # noqa: E402
+from blackbox.problems.episode_cap import EpisodeCap, make_episode_cap  # noqa: E402
+from blackbox.problems.gym import GymProblem  # noqa: E402
+
+
+def test_mean_rule_is_twice_the_mean_length_of_the_last_generation():
+    cap = make_episode_cap("mean", 500, None, None, None, None)
+    assert cap.cap == 500  # the first generation runs uncapped
+    cap.observe(np.array([10, 20, 31]), 1, np.zeros(3))
+    assert cap.cap == 41  # ceil(2 * 61 / 3)
+    cap.observe(np.array([100, 120]), 2, np.zeros(2))  # 4 episodes of 55 on average
+    assert cap.cap == 110
+    cap.observe(np.array([400, 400]), 1, np.zeros(2))
+    assert cap.cap == 500  # never above the task's limit
+    assert make_episode_cap("mean", 500, 1.5, None, None, None).factor == 1.5
+
+
+def test_adaptive_rule_is_openai_es_distributed():
+    """es_distributed: if (lengths == tslimit).mean() >= threshold: tslimit = int(ratio * tslimit)."""
+    cap = make_episode_cap("adaptive", 1000, None, 100, 0.5, 1.5)
+    assert cap.cap == 100
+    cap.observe(np.array([100, 50, 100, 20]), 1, np.array([1, 0, 1, 0]))  # half hit the cap
+    assert cap.cap == 150
+    cap.observe(np.array([150, 50, 150, 20]), 1, np.array([1, 0, 0, 0]))  # a quarter: stays
+    assert cap.cap == 150
+    for _ in range(10):
+        cap.observe(np.array([cap.cap] * 4), 1, np.ones(4))
+    assert cap.cap == 1000
+    assert make_episode_cap("adaptive", 50, None, None, None, None).describe() == {
+        "rule": "adaptive", "start": 100, "threshold": 0.5, "ratio": 2.0, "cap": 50}
+    assert make_episode_cap("none", 50, None, None, None, None) is None
+    assert make_episode_cap(None, 50, None, None, None, None) is None
+
+
+def test_cap_options_are_checked():
+    with pytest.raises(bb.ConfigError, match="episode_cap must be one of 'none', 'mean', 'adaptive', got 'mena'"):
+        GymProblem("CartPole-v1", episode_cap="mena")
+    with pytest.raises(bb.ConfigError, match="episode_cap_factor applies to episode_cap='mean', but "
+                                             "episode_cap='adaptive'"):
+        GymProblem("CartPole-v1", episode_cap="adaptive", episode_cap_factor=3.0)
+    with pytest.raises(bb.ConfigError, match="episode_cap_start applies to episode_cap='adaptive', but "
+                                             "episode_cap='none'"):
+        GymProblem("CartPole-v1", episode_cap_start=10)
+    with pytest.raises(bb.ConfigError, match="episode_cap_ratio must be > 1"):
+        GymProblem("CartPole-v1", episode_cap="adaptive", episode_cap_ratio=1.0)
+    with pytest.raises(bb.ConfigError, match="episode_cap_threshold must be <= 1.0, got 2.0"):
+        GymProblem("CartPole-v1", episode_cap="adaptive", episode_cap_threshold=2.0)
+
+
+def good_params(problem, n):
+    """Rows that balance the pole for a while (so that the cap binds)."""
+    w = np.zeros(problem.dim)
+    w[[2, 3, 6, 7]] = [-1.0, -1.0, 1.0, 1.0]  # linear 4->2: push toward the side the pole falls
+    return w + 0.01 * np.random.default_rng(0).standard_normal((n, problem.dim))
+
+
+def test_gym_problem_caps_training_episodes_and_syncs_the_cap():
+    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="adaptive", episode_cap_start=20)
+    params, seeds = good_params(problem, 6), np.arange(6)
+    result = problem.evaluate(params, seeds)
+    assert result.steps.max() == 20 and np.array_equal(result.info["episodes_capped"], result.steps == 20)
+    problem.observe(result)
+    assert problem.state_dict() == {"episode_cap": 40}
+    again = problem.evaluate(params, seeds)
+    assert again.steps.max() == 40
+    worker = GymProblem("CartPole-v1", policy="linear", episode_cap="adaptive", episode_cap_start=20)
+    worker.load_state_dict(problem.state_dict())
+    np.testing.assert_array_equal(worker.evaluate(params, seeds).fitness, again.fitness)
+    # scoring and playing run full episodes
+    assert problem.score(params[0], episodes=1, seed=0)[0] > 40
+    one_by_one = GymProblem("CartPole-v1", policy="linear", episode_cap="adaptive", episode_cap_start=20,
+                            batched=False)
+    one_by_one.load_state_dict(problem.state_dict())
+    np.testing.assert_array_equal(one_by_one.evaluate(params, seeds).fitness, again.fitness)
+
+
+def test_mean_cap_through_a_run_is_the_same_with_loky():
+    from blackbox.executors.loky import LokyExecutor
+
+    def run(executor):
+        problem = GymProblem("CartPole-v1", hidden=[8], episode_cap="mean", episodes=2)
+        es = bb.make_strategy("openai-es", dim=problem.dim, x0=problem.initial_params(np.random.default_rng(0)),
+                              popsize=8, sigma=0.1, lr=0.05, seed=0)
+        result = bb.optimize(es, problem, executor, generations=3, seed=0)
+        return result.center, problem.state_dict()["episode_cap"], result.records
+
+    serial = run("serial")
+    with LokyExecutor(workers=2) as loky:
+        parallel = run(loky)
+    np.testing.assert_array_equal(serial[0], parallel[0])
+    assert serial[1] == parallel[1]
+    # the cap that generation g+1 ran with is twice generation g's mean episode length
+    steps = np.diff([0] + [r.steps for r in serial[2]])
+    assert serial[1] == int(np.ceil(2 * steps[-1] / (9 * 2)))
+
+
+def test_cap_is_in_describe_and_checkpoints_keep_it(tmp_path):
+    from blackbox.cli import main
+
+    problem = GymProblem("CartPole-v1", episode_cap="mean")
+    assert problem.describe()["episode_cap"] == {"rule": "mean", "factor": 2.0, "cap": 500}
+    out = tmp_path / "run"
+    assert main(["run", "--problem", "gym:CartPole-v1,hidden=[4],episode_cap=mean", "--generations", "3",
+                 "--set", "popsize=6", "--quiet", "--out", str(out), "--no-plot", "--no-preset"]) == 0
+    from blackbox.files import load_npz
+
+    solution = load_npz(out / "solution.npz")
+    assert any(key.endswith("episode_cap") for key in solution)
