@@ -6,7 +6,7 @@ import pytest
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.episode_cap import EpisodeCap, make_episode_cap  # noqa: E402
+from blackbox.problems.episode_cap import make_episode_cap  # noqa: E402
 from blackbox.problems.gym import GymProblem  # noqa: E402
 
 
