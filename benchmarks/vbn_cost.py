@@ -8,7 +8,13 @@ per member) and, when ale-py is installed, Pong with the paper's convnet (torch;
 from one batched reference pass per group of new members, then one vmapped forward per step).
 Each pair is timed alternately (best of ``--repeats``) so that machine load hits both alike; the
 ratio column is what to read on a busy machine. torch runs on one thread (``torch_threads=1``,
-the gym problem's default).
+the gym problem's default). On a busy machine also run it with ``OPENBLAS_NUM_THREADS=1``: the
+reference pass is a few small BLAS products per member, and BLAS threads fighting for the cores
+make each take milliseconds instead of microseconds (measured: 2.6 ms instead of 0.15 ms per member
+on a loaded 2-core machine).
+
+VBN's price is per episode, not per step: it shows on tasks whose episodes are a few cheap steps
+(CartPole's early episodes last 10-20 steps) and vanishes where a step is expensive (Pong).
 """
 
 from __future__ import annotations

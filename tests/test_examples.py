@@ -90,12 +90,13 @@ def test_cyclic_mdp_comparison(tmp_path):
     assert "blackbox/CyclicMDP-v0" in config and "state_dependent = true" in config
 
 
-@needs("problem", "gym", "the frame-skip experiment needs gym:CartPole-v1")
+@needs("problem", "gym", "the frame-skip experiment needs gym:Acrobot-v1")
 def test_frame_skip_experiment(tmp_path):
     out = tmp_path / "frame_skip"
     assert main(["compare", str(EXAMPLES / "frame_skip.toml"), "--smoke", "--out", str(out), "--quiet"]) == 0
     rows = results(out)
     assert {r["problem"] for r in rows} == {"skip-1", "skip-2", "skip-4", "skip-8"} and len(rows) == 8
+    assert "Acrobot-v1,frame_skip=8" in (out / "summary.md").read_text()
     assert all(int(r["steps"]) > 0 for r in rows)
 
 
