@@ -55,10 +55,10 @@ PROBLEMS = [
     Subject("gym:Acrobot-v1,episodes=2,max_episode_steps=40,hidden=[4]"),
     Subject("mnist:model=cnn,channels=2,batch_size=16,fitness=accuracy"),
     # the paper's tricks (issue 10): VBN, adaptive episode caps, frame skip/stack, device=, Atari
-    Subject("gym:CartPole-v1,hidden=[8],vbn=true,vbn_size=16,obs_norm=true,obs_norm_prob=0.5"),
-    Subject("gym:CartPole-v1,hidden=[4],episode_cap=mean"),
+    Subject("gym:CartPole-v1,hidden=[8],vbn=true,vbn_size=16,vbn_seed=3,obs_norm=true,obs_norm_prob=0.5"),
+    Subject("gym:CartPole-v1,hidden=[4],episode_cap=mean,episode_cap_factor=1.5"),
     Subject("gym:Acrobot-v1,max_episode_steps=40,hidden=[4],episode_cap=adaptive,episode_cap_start=10,"
-            "episode_cap_ratio=1.5"),
+            "episode_cap_threshold=0.25,episode_cap_ratio=1.5"),
     Subject("gym:CartPole-v1,hidden=[4],frame_skip=3,frame_stack=2"),
     Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
     *([Subject("gym:CartPole-v1,hidden=[4],device=cuda"),  # the CPU with a note where CUDA is missing
