@@ -13,24 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from ..noise import NoiseTable
-from ..optim import OPTIMIZERS, make_optimizer
-from ..population import Population
-from ..sampling import check_mirrored_popsize, sample_rows
-from ..schedule import SigmaSchedule
-from ..shaping import SHAPINGS, get_shaping
-from ..strategy import Strategy
-from ..validation import check_choice, check_float, check_int
+from .search_gradient import IsotropicSearchGradient
 
 __all__ = ["OpenAIES"]
 
 
-class OpenAIES(Strategy):
+class OpenAIES(IsotropicSearchGradient):
     """OpenAI-ES (Salimans et al. 2017): mirrored sampling, centered ranks, Adam, weight decay."""
 
     name = "openai-es"
+    divide_by_sigma = False
 
     def __init__(
         self,
@@ -53,31 +45,8 @@ class OpenAIES(Strategy):
         noise_size: int | None = None,
         noise_seed: int = 0,
     ):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
-        self.mirrored = bool(mirrored)
-        check_mirrored_popsize(self.popsize, self.mirrored)
-        self.shaping = check_choice("shaping", shaping, SHAPINGS)
-        self.optimizer = make_optimizer(
-            check_choice("optimizer", optimizer, OPTIMIZERS), self.dim, lr,
-            weight_decay=weight_decay, momentum=momentum, beta1=beta1, beta2=beta2,
+        super().__init__(
+            dim=dim, popsize=popsize, sigma=sigma, sigma_decay=sigma_decay, sigma_min=sigma_min, lr=lr,
+            weight_decay=weight_decay, optimizer=optimizer, shaping=shaping, mirrored=mirrored, x0=x0,
+            seed=seed, noise_size=noise_size, noise_seed=noise_seed, momentum=momentum, beta1=beta1, beta2=beta2,
         )
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
-
-    def _ask(self) -> Population:
-        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)
-        return Population.compact(self.table, self._center, offsets, signs, self.sigma, groups=groups)
-
-    def _tell(self, population: Population, fitness: np.ndarray) -> float:
-        weights = get_shaping(self.shaping)(fitness)
-        grad = population.noise_weighted_sum(weights) / self.popsize
-        self._center, step_norm = self.optimizer.step(self._center, grad)
-        self.sigma = self.sigma_schedule(self.sigma)
-        return step_norm
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])

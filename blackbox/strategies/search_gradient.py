@@ -1,0 +1,63 @@
+"""The body shared by ``openai-es`` and ``nes``: an isotropic Gaussian of fixed shape around the
+center, sampled from the noise table (mirrored or not), moved along the search-gradient estimate
+``sum_i w_i s_i eps_i / popsize`` by an optimizer. The two differ only in their defaults and in
+whether the estimate is divided by sigma (NES) or sigma is absorbed into the learning rate
+(OpenAI's reference code).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..noise import NoiseTable
+from ..optim import OPTIMIZERS, make_optimizer
+from ..population import Population
+from ..sampling import check_mirrored_popsize, sample_rows
+from ..schedule import SigmaSchedule
+from ..shaping import SHAPINGS, get_shaping
+from ..strategy import Strategy
+from ..validation import check_choice, check_float, check_int
+
+__all__ = ["IsotropicSearchGradient"]
+
+
+class IsotropicSearchGradient(Strategy):
+    """Base of the fixed-sigma search-gradient strategies (subclasses set the defaults)."""
+
+    #: Divide the estimate by sigma (the textbook NES gradient) or not (OpenAI's code).
+    divide_by_sigma: ClassVar[bool] = True
+
+    def __init__(self, *, dim: int | None, popsize: int, sigma: float, sigma_decay: float, sigma_min: float,
+                 lr: float, weight_decay: float, optimizer: str, shaping: str, mirrored: bool, x0: Any,
+                 seed: int | None, noise_size: int | None, noise_seed: int, **optimizer_options: Any):
+        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
+        self.sigma = check_float("sigma", sigma, positive=True)
+        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
+        self.mirrored = bool(mirrored)
+        check_mirrored_popsize(self.popsize, self.mirrored)
+        self.shaping = check_choice("shaping", shaping, SHAPINGS)
+        self.optimizer = make_optimizer(
+            check_choice("optimizer", optimizer, OPTIMIZERS), self.dim, lr,
+            weight_decay=weight_decay, **optimizer_options,
+        )
+        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
+
+    def _ask(self) -> Population:
+        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)
+        return Population.compact(self.table, self._center, offsets, signs, self.sigma, groups=groups)
+
+    def _tell(self, population: Population, fitness: np.ndarray) -> float:
+        weights = get_shaping(self.shaping)(fitness)
+        scale = self.popsize * self.sigma if self.divide_by_sigma else self.popsize
+        grad = population.noise_weighted_sum(weights) / scale
+        self._center, step_norm = self.optimizer.step(self._center, grad)
+        self.sigma = self.sigma_schedule(self.sigma)
+        return step_norm
+
+    def _state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict()}
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
