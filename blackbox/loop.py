@@ -205,7 +205,8 @@ class Run:
 def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_time: float) -> Record:
     finite = fitness[~np.isnan(fitness)]
     valid = finite if len(finite) else np.array([np.nan])
-    mean = float(np.mean(valid))
+    with np.errstate(invalid="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
+        mean, median = float(np.mean(valid)), float(np.median(valid))
     center = center_rank = None
     if run.evaluate_center:
         center = float(result.fitness[n])
@@ -213,7 +214,7 @@ def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_
     return Record(
         generation=run.strategy.generation, evaluations=run.evaluations, steps=run.steps,
         time=run.elapsed, generation_time=gen_time,
-        best=float(np.max(valid)), mean=mean, median=float(np.median(valid)), worst=float(np.min(valid)),
+        best=float(np.max(valid)), mean=mean, median=median, worst=float(np.min(valid)),
         center=center, center_rank=center_rank, above_mean=int(np.sum(finite > mean)),
         sigma=float(run.strategy.sigma), update_norm=float(run.strategy.update_norm),
         best_ever=run.best_fitness,
