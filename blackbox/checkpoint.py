@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CheckpointError
-from .files import load_npz, to_plain
+from .files import describe_os_error, load_npz, to_plain
 from .loop import Callback, Record, Result, Run
 from .stop import StopCondition
 
@@ -311,9 +311,13 @@ def save_checkpoint(
     directory: str | Path, run: Run, *, config: dict[str, Any] | None = None,
     code: dict[str, Any] | None = None, stop_reason: str | None = None,
 ) -> Path:
-    """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder."""
+    """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder.
+
+    If the file system fails (a full disk, a read-only folder), nothing is left half-written and a
+    :class:`CheckpointError` names the checkpoint, the cause and the previous checkpoint, which is
+    untouched.
+    """
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     generation = int(run.strategy.generation)
     arrays: dict[str, np.ndarray] = {}
     tree = encode_tree(
@@ -336,6 +340,23 @@ def save_checkpoint(
     }
     text = json.dumps(meta, indent=1, allow_nan=False)
     final = directory / checkpoint_name(generation)
+    try:
+        _write_folder(directory, final, payload, text)
+    except OSError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        previous = [path.name for _, path in list_checkpoints(directory) if path != final]
+        kept = (f"the previous checkpoint {previous[-1]} is intact" if previous
+                else "there is no earlier checkpoint")
+        raise CheckpointError(
+            f"could not write checkpoint {final.name} in {directory}: {describe_os_error(exc)}; {kept}"
+        ) from exc
+    return final
+
+
+def _write_folder(directory: Path, final: Path, payload: bytes, text: str) -> None:
+    """Build the checkpoint folder under a temporary name, flush it, rename it to ``final``."""
+    directory.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
     try:
         _write_file(tmp / "arrays.npz", payload)
@@ -352,7 +373,6 @@ def save_checkpoint(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -18,27 +18,41 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from .errors import CheckpointError
+from .errors import BlackboxError, CheckpointError, StorageError
 
-__all__ = ["atomic_write", "save_npz", "load_npz", "write_toml", "write_json", "to_plain"]
+__all__ = ["atomic_write", "describe_os_error", "save_npz", "load_npz", "write_toml", "write_json", "to_plain"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = True) -> Path:
-    """Write ``path`` through ``write(handle)`` so that it appears whole or not at all."""
+    """Write ``path`` through ``write(handle)`` so that it appears whole or not at all.
+
+    A failure of the file system (a full disk, a read-only folder) is a :class:`StorageError`
+    naming the file; the previous version of the file, if any, is left as it was.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BlackboxError):
+            raise StorageError(f"could not write {path}: {describe_os_error(exc)}") from exc
         raise
     return path
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``[Errno 28] No space left on device`` (without the file name, which the caller gives)."""
+    if exc.errno is not None and exc.strerror:
+        return f"[Errno {exc.errno}] {exc.strerror}"
+    return str(exc)
 
 
 def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:

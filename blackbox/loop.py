@@ -322,6 +322,7 @@ def optimize(
     run.attach_stop(conditions)
     hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
+    error: BaseException | None = None
     executor.start(problem)
     try:
         for hook in hooks:
@@ -344,6 +345,9 @@ def optimize(
             if reasons:
                 reason = reasons[0]
                 break
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
         result = Result(
             center=strategy.center.copy(),
@@ -353,9 +357,24 @@ def optimize(
             stop_reason=reason, records=run.records, strategy=strategy,
         )
         try:
-            for hook in hooks:
-                hook.on_end(run, result)
+            _end_hooks(hooks, run, result, error)
         finally:
             if owned:
                 executor.close()
     return result
+
+
+def _end_hooks(hooks: Sequence[Callback], run: Run, result: Result, error: BaseException | None) -> None:
+    """Call every hook's ``on_end``, even after one of them fails. The first failure is raised once
+    all have run, unless the run is already failing with ``error``, which must not be masked (a
+    full disk fails the record file and then the final checkpoint: the first error is the one to see)."""
+    failure: Exception | None = None
+    for hook in hooks:
+        try:
+            hook.on_end(run, result)
+        except Exception as exc:  # noqa: BLE001 - every hook gets its on_end
+            if error is not None and hasattr(error, "add_note"):
+                error.add_note(f"{type(hook).__name__}.on_end also failed: {type(exc).__name__}: {exc}")
+            failure = failure or exc
+    if failure is not None and error is None:
+        raise failure
