@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import (
-    alive,
     assert_same_run_dir,
     descendants,
     driver,

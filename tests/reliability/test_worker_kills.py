@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 from fault_problems import Faulty
-from helpers import alive, assert_same_result, descendants, cmdline, loky_workers, note, wait_gone
+from helpers import alive, assert_same_result, cmdline, descendants, loky_workers, note, wait_gone
 
 import blackbox as bb
 from blackbox.executors.loky import LokyExecutor
