@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,35 +19,12 @@ import numpy as np
 from .errors import ConfigError
 from .executor import Executor
 from .problem import EvalResult, Problem
+from .record import Record, RecordLog
 from .seeding import evaluation_seeds
 from .stop import EnvSteps, Evaluations, Generations, StopCondition, TargetFitness, WallTime
 from .strategy import Strategy
 
 __all__ = ["optimize", "Record", "Result", "Callback", "Run"]
-
-
-@dataclass
-class Record:
-    """What happened in one generation; counters (evaluations, steps, time) are cumulative."""
-
-    generation: int
-    evaluations: int
-    steps: int
-    time: float
-    generation_time: float
-    best: float
-    mean: float
-    median: float
-    worst: float
-    center: float | None
-    center_rank: int | None
-    above_mean: int
-    sigma: float
-    update_norm: float
-    best_ever: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -62,7 +39,7 @@ class Result:
     steps: int
     wall_time: float
     stop_reason: str
-    records: list[Record] = field(default_factory=list)
+    records: Sequence[Record] = field(default_factory=RecordLog)
     strategy: Strategy | None = None
 
     @property
@@ -112,7 +89,8 @@ class Run:
     elapsed: float = 0.0
     best_fitness: float = -math.inf
     best_params: np.ndarray | None = None
-    records: list[Record] = field(default_factory=list)
+    #: Every generation's record, kept compactly as columns (135 bytes a generation).
+    records: RecordLog = field(default_factory=RecordLog)
     stop: list[Any] = field(default_factory=list)
     settled: bool = True
     _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)

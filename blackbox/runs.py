@@ -323,9 +323,9 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
              f"differ from an uninterrupted one: {'; '.join(changed_code)}")
     try:
         run = restore_run(restored, strategy, problem, executor)
-    except ConfigError as exc:
+    except (ConfigError, CheckpointError) as exc:
         executor.close()
-        raise ConfigError(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
+        raise type(exc)(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
     rewrite_records(paths.records_csv, paths.records_jsonl, run.records)
     write_toml(paths.config, resolved)
     summary = _execute(resolved, paths, components, run, show_progress, console, callbacks, [])
