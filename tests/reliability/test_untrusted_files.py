@@ -337,6 +337,7 @@ def test_loky_listens_on_no_port():
     note("listening services", services_checked=1, non_loopback=0)
 
 
+@pytest.mark.reliability_long  # a local Ray takes seconds to start
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs /proc/net")
 def test_a_local_ray_started_by_the_executor_listens_on_localhost_only():
     ray = pytest.importorskip("ray")
