@@ -334,7 +334,7 @@ def test_loky_listens_on_no_port():
                     executor, generations=2)
         pids = {os.getpid(), *descendants(os.getpid())}
         assert listening_sockets(pids) == []
-    note("listening services", services_checked=1, non_loopback=0)
+    note("listening services (loky)", services_checked=0, non_loopback=0)
 
 
 @pytest.mark.reliability_long  # a local Ray takes seconds to start
@@ -355,4 +355,4 @@ def test_a_local_ray_started_by_the_executor_listens_on_localhost_only():
         executor.close()
     assert len(sockets) >= 3  # the GCS, the raylet, the actors' workers: really measured
     assert [s for s in sockets if not is_loopback(s[2])] == []
-    note("listening services", services_checked=len(sockets), non_loopback=0)
+    note("listening services (local Ray)", services_checked=len(sockets), non_loopback=0)
