@@ -94,7 +94,12 @@ class PGPE(Strategy):
         self._sync_sigma()
 
     def _sync_sigma(self) -> None:
-        self.sigma = float(np.sqrt(np.mean(self.stdev * self.stdev)))
+        with np.errstate(over="ignore"):
+            sigma = float(np.sqrt(np.mean(self.stdev * self.stdev)))
+        if not math.isfinite(sigma):  # stdev beyond 1e154: the same root mean square, without squaring it
+            largest = float(np.max(np.abs(self.stdev)))
+            sigma = largest * float(np.sqrt(np.mean((self.stdev / largest) ** 2)))
+        self.sigma = sigma
 
     def _ask(self) -> Population:
         offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)
