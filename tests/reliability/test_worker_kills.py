@@ -72,7 +72,7 @@ def reference():
 @pytest.mark.parametrize("rng_seed", [0])
 def test_loky_workers_killed_at_random_moments(reference, rng_seed):
     result, landed, stats = run_with_killer(
-        lambda: LokyExecutor(workers=2, max_retries=10), loky_workers, kills=4, rng_seed=rng_seed, delay=0.03)
+        lambda: LokyExecutor(workers=2, max_retries=10), loky_workers, kills=4, rng_seed=rng_seed, delay=0.05)
     assert len(landed) == 4 and not [p for p in landed if alive(p)]
     assert stats.worker_failures >= 1 and stats.resubmitted >= 1
     assert_same_result(result, reference)
