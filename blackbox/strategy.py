@@ -122,7 +122,7 @@ class Strategy(ABC):
         """Update from one fitness value per row of the last ``ask()`` (higher is better).
 
         NaN ranks worst and never becomes the best. An update that overflows (the center or sigma
-        no longer finite: a learning rate far too large, or raw fitness near the float limit) raises
+        no longer finite: a step size far too large, or raw fitness near the float limit) raises
         TellError, keeps the previous center, and leaves the strategy refusing ask/tell until a
         state is loaded: a diverged search distribution is never used silently.
         """
@@ -153,9 +153,9 @@ class Strategy(ABC):
         spread = (f"finite fitness from {finite.min():.6g} to {finite.max():.6g}" if len(finite)
                   else "no finite fitness")
         self._diverged = (
-            f"the update of generation {self.generation + 1} diverged ({why}; {spread}); lower the learning "
-            f"rates or use rank-based shaping (centered_ranks), and restore a state with load_state_dict() "
-            f"or from a checkpoint"
+            f"the update of generation {self.generation + 1} diverged ({why}; {spread}); lower sigma or the "
+            f"learning rates, or use rank-based shaping (centered_ranks), and restore a state with "
+            f"load_state_dict() or from a checkpoint"
         )
         return TellError(f"tell() failed: {self._diverged}")
 

@@ -218,7 +218,7 @@ def test_an_update_that_overflows_stops_the_strategy_with_a_clear_error(name, op
             with np.errstate(over="ignore"):
                 strategy.tell(sign * np.sum(population.params**2, axis=1))
     assert str(info.value).startswith(f"tell() failed: the update of generation {strategy.generation + 1} diverged")
-    assert "lower the learning rates or use rank-based shaping" in str(info.value)
+    assert "lower sigma or the learning rates, or use rank-based shaping" in str(info.value)
     assert np.all(np.isfinite(strategy.center))  # the previous center is kept
     with pytest.raises(bb.StateError, match="this strategy cannot go on: the update of generation"):
         strategy.ask()
