@@ -111,7 +111,7 @@ def _ray_run(local_ray, reference, kills, rng_seed, max_retries):
     from blackbox_ray import RayExecutor
 
     result, landed, stats = run_with_killer(
-        lambda: RayExecutor(max_retries=max_retries), ray_actors, kills=kills, rng_seed=rng_seed, delay=0.03)
+        lambda: RayExecutor(max_retries=max_retries), ray_actors, kills=kills, rng_seed=rng_seed, delay=0.05)
     assert len(landed) == kills
     assert wait_gone(landed) == []
     assert stats.worker_failures >= 1
