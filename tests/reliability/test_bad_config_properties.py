@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -202,10 +203,7 @@ def teardown_module(module):
          + COUNTS["experiment files refused"], uncaught=0)
 
 
-def check_run_config(data):
-    path = write_toml(data)
-    if path is None:
-        return
+def _check_run_config(path):
     from contextlib import redirect_stderr, redirect_stdout
     from io import StringIO
 
@@ -219,11 +217,8 @@ def check_run_config(data):
     _record("run configs", code == 2)
 
 
-def check_resolved_config(data):
+def _check_resolved_config(path):
     """Every registered problem (gym, mnist, bbob too), built but not run."""
-    path = write_toml(data)
-    if path is None:
-        return
     refused = False
     try:
         resolved = resolve_run_config(read_run_config(load_toml(path)))
@@ -325,10 +320,7 @@ def experiment_documents():
     return st.one_of(mutated_experiment_documents(), mutated_experiment_documents(), broad_experiment_documents())
 
 
-def check_experiment_file(data):
-    path = write_toml(data)
-    if path is None:
-        return
+def _check_experiment_file(path):
     out = path.parent / "experiment"
     refused = False
     try:
@@ -349,6 +341,27 @@ def check_experiment_file(data):
         if code == 2:
             assert err.getvalue().startswith("blackbox compare: error: "), err.getvalue()
     _record("experiment files", refused)
+
+
+def checked_file(check):
+    """``check(path)`` on the document written as TOML, in a temporary folder removed afterwards."""
+
+    def run(data):
+        path = write_toml(data)
+        if path is None:
+            return
+        try:
+            check(path)
+        finally:
+            shutil.rmtree(path.parent, ignore_errors=True)
+
+    run.__doc__ = check.__doc__
+    return run
+
+
+check_run_config = checked_file(_check_run_config)
+check_resolved_config = checked_file(_check_resolved_config)
+check_experiment_file = checked_file(_check_experiment_file)
 
 
 def property_test(strategy, check, examples: int, long: bool = False):
