@@ -31,20 +31,23 @@ import os
 import platform
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import CheckpointError
-from .files import load_npz, to_plain
-from .loop import Callback, Record, Result, Run
+from .errors import CheckpointError, ConfigError
+from .files import describe_os_error, load_npz, to_plain
+from .loop import Callback, Result, Run
+from .record import RECORD_FIELDS, Record, RecordLog
 from .stop import StopCondition
+from .validation import check_state_layout
 
 __all__ = [
     "Checkpoint", "Checkpointer", "save_checkpoint", "load_checkpoint", "latest_checkpoint",
@@ -57,6 +60,8 @@ FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
 _NAME = re.compile(r"^gen-(\d+)$")
 _MARKERS = ("$array", "$scalar", "$float")
+#: A state.json larger than this is refused unread (real ones are kilobytes: arrays live in arrays.npz).
+MAX_STATE_JSON_BYTES = 64 * 2**20
 
 
 # -- state trees: nested dicts and lists to JSON + a flat dict of arrays --------------------------
@@ -110,36 +115,20 @@ def decode_tree(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
 
 
 # -- records -------------------------------------------------------------------------------------
-_RECORD_FIELDS = [f.name for f in fields(Record)]
-_INT_FIELDS = {"generation", "evaluations", "steps", "center_rank", "above_mean"}
+def records_to_arrays(records: Sequence[Record]) -> dict[str, np.ndarray]:
+    log = records if isinstance(records, RecordLog) else RecordLog(records)
+    values, none = log.arrays()
+    return {"records": values, "records_none": none, "record_fields": np.array(RECORD_FIELDS)}
 
 
-def records_to_arrays(records: list[Record]) -> dict[str, np.ndarray]:
-    values = np.zeros((len(records), len(_RECORD_FIELDS)), dtype=np.float64)
-    none = np.zeros(values.shape, dtype=bool)
-    for i, record in enumerate(records):
-        for j, name in enumerate(_RECORD_FIELDS):
-            value = getattr(record, name)
-            if value is None:
-                none[i, j] = True
-                values[i, j] = np.nan
-            else:
-                values[i, j] = value
-    return {"records": values, "records_none": none, "record_fields": np.array(_RECORD_FIELDS)}
-
-
-def arrays_to_records(arrays: dict[str, np.ndarray]) -> list[Record]:
+def arrays_to_records(arrays: dict[str, np.ndarray]) -> RecordLog:
     names = [str(n) for n in arrays["record_fields"]]
-    if names != _RECORD_FIELDS:
-        raise CheckpointError(f"the checkpoint's records have fields {names}, this version expects {_RECORD_FIELDS}")
+    if names != RECORD_FIELDS:
+        raise CheckpointError(f"the checkpoint's records have fields {names}, this version expects {RECORD_FIELDS}")
     values, none = arrays["records"], arrays["records_none"]
-    out = []
-    for row, missing in zip(values, none):
-        kwargs = {}
-        for name, value, is_none in zip(names, row.tolist(), missing.tolist()):
-            kwargs[name] = None if is_none else int(value) if name in _INT_FIELDS else float(value)
-        out.append(Record(**kwargs))
-    return out
+    if values.dtype.kind not in "biuf" or none.dtype.kind != "b":
+        raise CheckpointError("the checkpoint's records are not numbers with a boolean mask")
+    return RecordLog.from_arrays(values, none)
 
 
 # -- code fingerprint ----------------------------------------------------------------------------
@@ -274,7 +263,7 @@ def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 # -- writing -------------------------------------------------------------------------------------
-def _score(records: list[Record]) -> float:
+def _score(records: Sequence[Record]) -> float:
     """A checkpoint's merit for "keep the best": the last center fitness, else the best member's."""
     if not records:
         return -math.inf
@@ -311,9 +300,13 @@ def save_checkpoint(
     directory: str | Path, run: Run, *, config: dict[str, Any] | None = None,
     code: dict[str, Any] | None = None, stop_reason: str | None = None,
 ) -> Path:
-    """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder."""
+    """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder.
+
+    If the file system fails (a full disk, a read-only folder), nothing is left half-written and a
+    :class:`CheckpointError` names the checkpoint, the cause and the previous checkpoint, which is
+    untouched.
+    """
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     generation = int(run.strategy.generation)
     arrays: dict[str, np.ndarray] = {}
     tree = encode_tree(
@@ -336,6 +329,23 @@ def save_checkpoint(
     }
     text = json.dumps(meta, indent=1, allow_nan=False)
     final = directory / checkpoint_name(generation)
+    try:
+        _write_folder(directory, final, payload, text)
+    except OSError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        previous = [path.name for _, path in list_checkpoints(directory) if path != final]
+        kept = (f"the previous checkpoint {previous[-1]} is intact" if previous
+                else "there is no earlier checkpoint")
+        raise CheckpointError(
+            f"could not write checkpoint {final.name} in {directory}: {describe_os_error(exc)}; {kept}"
+        ) from exc
+    return final
+
+
+def _write_folder(directory: Path, final: Path, payload: bytes, text: str) -> None:
+    """Build the checkpoint folder under a temporary name, flush it, rename it to ``final``."""
+    directory.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
     try:
         _write_file(tmp / "arrays.npz", payload)
@@ -352,7 +362,6 @@ def save_checkpoint(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -363,7 +372,7 @@ class Checkpoint:
     path: Path
     generation: int
     state: dict[str, Any]
-    records: list[Record]
+    records: RecordLog
     config: dict[str, Any]
     code: dict[str, Any]
     stop_reason: str | None
@@ -391,18 +400,27 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     for needed in (meta_path, arrays_path):
         if not needed.exists():
             raise CheckpointError(f"checkpoint {path} is incomplete: {needed.name} is missing")
+        if not stat.S_ISREG(needed.stat().st_mode):  # a FIFO or a device would hang or never end
+            raise CheckpointError(f"checkpoint {path}: {needed.name} is not a regular file")
+    if meta_path.stat().st_size > MAX_STATE_JSON_BYTES:
+        raise CheckpointError(f"checkpoint {path}: state.json is larger than {MAX_STATE_JSON_BYTES} bytes")
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
+    except RecursionError:
+        raise CheckpointError(f"checkpoint {path}: state.json is nested too deeply to be a checkpoint") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path}: state.json is not a blackbox checkpoint")
-    if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise CheckpointError(
-            f"checkpoint {path} has format version {meta.get('format_version')!r}; this blackbox reads "
+            f"checkpoint {path} has format version {version!r}; this blackbox reads "
             f"versions up to {FORMAT_VERSION}: upgrade blackbox to resume it"
         )
     expected = meta.get("arrays", {})
+    if not isinstance(expected, dict):
+        raise CheckpointError(f"checkpoint {path} is corrupt: its arrays entry is not a table")
     size = arrays_path.stat().st_size
     if size != expected.get("bytes"):
         raise CheckpointError(
@@ -419,15 +437,20 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         state = decode_tree(meta["state"], arrays)
         records = arrays_to_records({k[len("records/"):]: v for k, v in arrays.items() if k.startswith("records/")})
         generation = int(meta["generation"])
+        config = decode_tree(meta.get("config", {}), {})
+        if not isinstance(state, dict) or not isinstance(config, dict):
+            raise TypeError("its state and config must be tables")
     except CheckpointError as exc:
         raise CheckpointError(f"checkpoint {path}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
         raise CheckpointError(f"checkpoint {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    code = meta.get("code", {})
+    stop_reason = meta.get("stop_reason")
     return Checkpoint(
-        path=path, generation=generation, state=state, records=records,
-        config=decode_tree(meta.get("config", {}), {}), code=meta.get("code", {}),
-        stop_reason=meta.get("stop_reason"), score=_decode_score(meta.get("score")),
-        created=meta.get("created", ""),
+        path=path, generation=generation, state=state, records=records, config=config,
+        code=code if isinstance(code, dict) else {},
+        stop_reason=stop_reason if isinstance(stop_reason, str) else None,
+        score=_decode_score(meta.get("score")), created=str(meta.get("created", "")),
     )
 
 
@@ -476,7 +499,7 @@ def _decode_score(value: Any) -> float:
     try:
         score = decode_tree(value, {})
         return -math.inf if score is None else float(score)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, CheckpointError, RecursionError):
         return -math.inf
 
 
@@ -523,13 +546,32 @@ def clean_temporary(directory: str | Path) -> None:
 
 
 def restore_run(checkpoint: Checkpoint, strategy: Any, problem: Any, executor: Any) -> Run:
-    """A :class:`Run` continuing from ``checkpoint`` with freshly built components."""
-    strategy.load_state_dict(checkpoint.state["strategy"])
-    problem.load_state_dict(checkpoint.state.get("problem") or {})
-    saved = checkpoint.state["run"]
-    run = Run(strategy, problem, executor, int(saved["seed"]), bool(saved.get("evaluate_center", True)))
-    run.load_state_dict(saved)
-    run.records = list(checkpoint.records)
+    """A :class:`Run` continuing from ``checkpoint`` with freshly built components.
+
+    A state that does not fit them (another strategy, arrays of other shapes, text where numbers
+    belong: a corrupt or crafted state.json) raises ConfigError or CheckpointError naming the key,
+    never an error from deep inside a component.
+    """
+    state = checkpoint.state
+    try:
+        if not isinstance(state, dict) or not all(isinstance(state.get(k), dict) for k in ("strategy", "run")):
+            raise CheckpointError("its state has no strategy or run table")
+        strategy.load_state_dict(state["strategy"])
+        problem_state = state.get("problem") or {}
+        check_state_layout(problem.state_dict(), problem_state, "problem state")
+        problem.load_state_dict(problem_state)
+        saved = state["run"]
+        check_state_layout({"seed": 0, "evaluations": 0, "steps": 0, "elapsed": 0.0, "best_fitness": 0.0,
+                            "best_params": strategy.center.copy()}, saved, "run state")
+        run = Run(strategy, problem, executor, int(saved["seed"]), bool(saved.get("evaluate_center", True)))
+        run.load_state_dict(saved)
+    except (ConfigError, CheckpointError):
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        raise CheckpointError(
+            f"checkpoint {checkpoint.path} does not fit this run: {type(exc).__name__}: {exc}"
+        ) from None
+    run.records = RecordLog.from_arrays(*checkpoint.records.arrays())
     return run
 
 

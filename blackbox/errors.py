@@ -21,6 +21,7 @@ __all__ = [
     "EvaluationError",
     "WorkerError",
     "CheckpointError",
+    "StorageError",
     "DatasetError",
     "did_you_mean",
 ]
@@ -79,6 +80,11 @@ class WorkerError(BlackboxError, RuntimeError):
 
 class CheckpointError(BlackboxError, OSError):
     """A checkpoint is missing, truncated, corrupt, or could not be written."""
+
+
+class StorageError(BlackboxError, OSError):
+    """A file of a run (records, result, solution, config) could not be written: a full disk, a
+    read-only file system, missing permissions."""
 
 
 class DatasetError(BlackboxError, ValueError):

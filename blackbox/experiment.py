@@ -135,11 +135,17 @@ def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
 
 
+#: The most seeds an experiment may ask for (each seed is one run per strategy and problem).
+MAX_SEEDS = 10_000
+
+
 def _seeds(value: Any, where: str) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
-        return list(range(check_int("seeds", value, minimum=1)))
+        return list(range(_checked(where, check_int, "seeds", value, minimum=1, maximum=MAX_SEEDS)))
     if isinstance(value, list) and value:
-        seeds = [check_int("seeds entry", v, minimum=0) for v in value]
+        if len(value) > MAX_SEEDS:
+            raise ConfigError(f"{where}: seeds lists {len(value)} seeds; at most {MAX_SEEDS} are allowed")
+        seeds = [_checked(where, check_int, "seeds entry", v, minimum=0) for v in value]
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"{where}: seeds has duplicates: {seeds}")
         return seeds
@@ -212,6 +218,8 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
     skipped: list[tuple[str, str]] = []
     for label, entry in strategies_table.items():
         where = doc.where("strategies", label)
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: [strategies.{label}] must be a table of options (or empty), got {entry!r}")
         entry = {"name": label} if entry == {} else dict(entry)
         if "name" not in entry and "spec" not in entry:
             entry["name"] = label

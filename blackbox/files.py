@@ -18,27 +18,41 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from .errors import CheckpointError
+from .errors import BlackboxError, CheckpointError, StorageError
 
-__all__ = ["atomic_write", "save_npz", "load_npz", "write_toml", "write_json", "to_plain"]
+__all__ = ["atomic_write", "describe_os_error", "save_npz", "load_npz", "write_toml", "write_json", "to_plain"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = True) -> Path:
-    """Write ``path`` through ``write(handle)`` so that it appears whole or not at all."""
+    """Write ``path`` through ``write(handle)`` so that it appears whole or not at all.
+
+    A failure of the file system (a full disk, a read-only folder) is a :class:`StorageError`
+    naming the file; the previous version of the file, if any, is left as it was.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as exc:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BlackboxError):
+            raise StorageError(f"could not write {path}: {describe_os_error(exc)}") from exc
         raise
     return path
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``[Errno 28] No space left on device`` (without the file name, which the caller gives)."""
+    if exc.errno is not None and exc.strerror:
+        return f"[Errno {exc.errno}] {exc.strerror}"
+    return str(exc)
 
 
 def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
@@ -54,12 +68,50 @@ def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
     return atomic_write(path, lambda handle: handle.write(buffer.getvalue()))
 
 
+#: An ``.npz`` may unpack to at most this many times its size (we write uncompressed archives), and
+#: never to more than MAX_NPZ_BYTES: a small crafted file cannot make a reader allocate gigabytes.
+MAX_NPZ_EXPANSION = 16
+MAX_NPZ_BYTES = 2**36
+
+
+def _check_npz_members(path: Path) -> None:
+    """Refuse an archive whose members would unpack to far more than the file holds (a zip bomb)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return  # not a zip archive: np.load says what it is
+    limit = min(MAX_NPZ_BYTES, max(MAX_NPZ_EXPANSION * path.stat().st_size, 2**20))
+    if unpacked > limit:
+        raise CheckpointError(
+            f"{path} would unpack to {unpacked} bytes from a {path.stat().st_size}-byte file; "
+            f"refusing it (blackbox writes uncompressed archives)"
+        )
+
+
 def load_npz(path: str | Path) -> dict[str, np.ndarray]:
-    """Load every array of an ``.npz`` without pickle; a clear CheckpointError if it is bad."""
+    """Load every array of an ``.npz`` without pickle; a clear CheckpointError if it is bad.
+
+    Members that are not ``.npy`` arrays (numpy would hand back their raw bytes) and archives that
+    unpack to far more than their size are refused, as are pickled objects.
+    """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {key: data[key] for key in data.files}
+        if path.is_file():
+            _check_npz_members(path)
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise CheckpointError(f"{path} holds a single array, not an .npz archive of named arrays")
+        with data:
+            arrays = {key: data[key] for key in data.files}
+        for key, value in arrays.items():
+            if not isinstance(value, np.ndarray):
+                raise CheckpointError(f"{path}: member {key!r} is not a .npy array; refusing it")
+        return arrays
+    except CheckpointError:
+        raise
     except FileNotFoundError:
         raise CheckpointError(f"{path} does not exist") from None
     except ValueError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,35 +19,12 @@ import numpy as np
 from .errors import ConfigError
 from .executor import Executor
 from .problem import EvalResult, Problem
+from .record import Record, RecordLog
 from .seeding import evaluation_seeds
 from .stop import EnvSteps, Evaluations, Generations, StopCondition, TargetFitness, WallTime
 from .strategy import Strategy
 
 __all__ = ["optimize", "Record", "Result", "Callback", "Run"]
-
-
-@dataclass
-class Record:
-    """What happened in one generation; counters (evaluations, steps, time) are cumulative."""
-
-    generation: int
-    evaluations: int
-    steps: int
-    time: float
-    generation_time: float
-    best: float
-    mean: float
-    median: float
-    worst: float
-    center: float | None
-    center_rank: int | None
-    above_mean: int
-    sigma: float
-    update_norm: float
-    best_ever: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -62,7 +39,7 @@ class Result:
     steps: int
     wall_time: float
     stop_reason: str
-    records: list[Record] = field(default_factory=list)
+    records: Sequence[Record] = field(default_factory=RecordLog)
     strategy: Strategy | None = None
 
     @property
@@ -112,7 +89,8 @@ class Run:
     elapsed: float = 0.0
     best_fitness: float = -math.inf
     best_params: np.ndarray | None = None
-    records: list[Record] = field(default_factory=list)
+    #: Every generation's record, kept compactly as columns (135 bytes a generation).
+    records: RecordLog = field(default_factory=RecordLog)
     stop: list[Any] = field(default_factory=list)
     settled: bool = True
     _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
@@ -205,7 +183,8 @@ class Run:
 def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_time: float) -> Record:
     finite = fitness[~np.isnan(fitness)]
     valid = finite if len(finite) else np.array([np.nan])
-    mean = float(np.mean(valid))
+    with np.errstate(invalid="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
+        mean, median = float(np.mean(valid)), float(np.median(valid))
     center = center_rank = None
     if run.evaluate_center:
         center = float(result.fitness[n])
@@ -213,7 +192,7 @@ def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_
     return Record(
         generation=run.strategy.generation, evaluations=run.evaluations, steps=run.steps,
         time=run.elapsed, generation_time=gen_time,
-        best=float(np.max(valid)), mean=mean, median=float(np.median(valid)), worst=float(np.min(valid)),
+        best=float(np.max(valid)), mean=mean, median=median, worst=float(np.min(valid)),
         center=center, center_rank=center_rank, above_mean=int(np.sum(finite > mean)),
         sigma=float(run.strategy.sigma), update_norm=float(run.strategy.update_norm),
         best_ever=run.best_fitness,
@@ -321,6 +300,7 @@ def optimize(
     run.attach_stop(conditions)
     hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
+    error: BaseException | None = None
     executor.start(problem)
     try:
         for hook in hooks:
@@ -343,6 +323,9 @@ def optimize(
             if reasons:
                 reason = reasons[0]
                 break
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
         result = Result(
             center=strategy.center.copy(),
@@ -352,9 +335,24 @@ def optimize(
             stop_reason=reason, records=run.records, strategy=strategy,
         )
         try:
-            for hook in hooks:
-                hook.on_end(run, result)
+            _end_hooks(hooks, run, result, error)
         finally:
             if owned:
                 executor.close()
     return result
+
+
+def _end_hooks(hooks: Sequence[Callback], run: Run, result: Result, error: BaseException | None) -> None:
+    """Call every hook's ``on_end``, even after one of them fails. The first failure is raised once
+    all have run, unless the run is already failing with ``error``, which must not be masked (a
+    full disk fails the record file and then the final checkpoint: the first error is the one to see)."""
+    failure: Exception | None = None
+    for hook in hooks:
+        try:
+            hook.on_end(run, result)
+        except Exception as exc:  # noqa: BLE001 - every hook gets its on_end
+            if error is not None and hasattr(error, "add_note"):
+                error.add_note(f"{type(hook).__name__}.on_end also failed: {type(exc).__name__}: {exc}")
+            failure = failure or exc
+    if failure is not None and error is None:
+        raise failure

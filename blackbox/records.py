@@ -10,6 +10,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
+from .errors import StorageError
+from .files import describe_os_error
 from .loop import Callback, Record, Result, Run
 
 __all__ = [
@@ -53,24 +55,51 @@ def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records
 
 
 class _FileRecords(Callback):
+    """An append-only record file, flushed every generation. A failing write (a full disk) is a
+    :class:`StorageError` naming the file; the run's checkpoints are what a resume starts from, and
+    a resume rewrites this file from them."""
+
     def __init__(self, path: str | Path, append: bool = False):
         self.path = Path(path)
         self.append = append
         self._file: IO[str] | None = None
+        self._failed = False
+
+    def _storage_error(self, exc: OSError) -> StorageError:
+        self._failed = True
+        return StorageError(f"could not write {self.path}: {describe_os_error(exc)}")
 
     def on_start(self, run: Run) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = not (self.append and self.path.exists() and self.path.stat().st_size > 0)
-        self._file = open(self.path, "a" if not fresh else "w", newline="", encoding="utf-8")
-        self._begin(fresh)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not (self.append and self.path.exists() and self.path.stat().st_size > 0)
+            self._file = open(self.path, "a" if not fresh else "w", newline="", encoding="utf-8")
+            self._begin(fresh)
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
 
     def _begin(self, fresh: bool) -> None:
         """Write a header if the format has one."""
 
+    def on_generation(self, run: Run, record: Record) -> None:
+        try:
+            self._write(record)
+            self._file.flush()
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
+
+    def _write(self, record: Record) -> None:
+        """Write one record (buffered; flushed by the caller)."""
+
     def on_end(self, run: Run, result: Result) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._file is None:
+            return
+        file, self._file = self._file, None
+        try:
+            file.close()
+        except OSError as exc:
+            if not self._failed:  # reported already when the write failed
+                raise self._storage_error(exc) from exc
 
 
 class CSVRecords(_FileRecords):
@@ -81,17 +110,15 @@ class CSVRecords(_FileRecords):
         if fresh:
             self._writer.writeheader()
 
-    def on_generation(self, run: Run, record: Record) -> None:
+    def _write(self, record: Record) -> None:
         self._writer.writerow(csv_row(record))
-        self._file.flush()
 
 
 class JSONLRecords(_FileRecords):
     """One JSON object per generation (non-finite numbers as null / "inf" / "-inf")."""
 
-    def on_generation(self, run: Run, record: Record) -> None:
+    def _write(self, record: Record) -> None:
         self._file.write(json_line(record) + "\n")
-        self._file.flush()
 
 
 def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:

@@ -43,7 +43,7 @@ from .config import (
     resolve_run_config,
 )
 from .confirm import ConfirmGoal
-from .errors import CheckpointError, ConfigError
+from .errors import BlackboxError, CheckpointError, ConfigError, StorageError
 from .files import save_npz, write_json, write_toml
 from .loop import Callback, Run, optimize
 from .plots import have_matplotlib, plot_run
@@ -189,7 +189,12 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
                           evaluate_center=resolved["evaluate_center"], callbacks=hooks, run=run)
     except BaseException as exc:
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {type(exc).__name__}: {exc}"
-        write_json(paths.result, {**summary, "finished": False, "stop_reason": reason})
+        try:
+            write_json(paths.result, {**summary, "finished": False, "stop_reason": reason})
+        except StorageError:
+            pass  # a full disk: the error being raised says more than a missing result.json
+        if isinstance(exc, (StorageError, CheckpointError)):
+            raise _resume_hint(exc, paths) from exc
         raise
     finally:
         executor.close()
@@ -219,6 +224,16 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
         summary["notes"] = list(notes)
     write_json(paths.result, summary)
     return summary
+
+
+def _resume_hint(exc: StorageError | CheckpointError, paths: RunPaths) -> BlackboxError:
+    """The same error, saying which checkpoint is left and how to continue from it."""
+    message = str(exc)
+    if "is intact" not in message:
+        last = _last_checkpoint(paths)
+        message += (f"; the last checkpoint {last.name} is intact" if last is not None
+                    else "; no checkpoint was written yet")
+    return type(exc)(f"{message}. Once the cause is fixed, continue with `blackbox resume {paths.root}`")
 
 
 def _flat(prefix: str, tree: Any) -> dict[str, Any]:
@@ -308,9 +323,9 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
              f"differ from an uninterrupted one: {'; '.join(changed_code)}")
     try:
         run = restore_run(restored, strategy, problem, executor)
-    except ConfigError as exc:
+    except (ConfigError, CheckpointError) as exc:
         executor.close()
-        raise ConfigError(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
+        raise type(exc)(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
     rewrite_records(paths.records_csv, paths.records_jsonl, run.records)
     write_toml(paths.config, resolved)
     summary = _execute(resolved, paths, components, run, show_progress, console, callbacks, [])

@@ -1,4 +1,5 @@
-"""Row layouts shared by the Gaussian strategies: mirrored pairs and plain samples from the table."""
+"""Row layouts shared by the Gaussian strategies: mirrored pairs and plain samples from the table,
+and the summary sigma of a per-dimension standard deviation."""
 
 from __future__ import annotations
 
@@ -7,7 +8,18 @@ import numpy as np
 from .errors import ConfigError
 from .noise import NoiseTable
 
-__all__ = ["sample_rows", "check_mirrored_popsize"]
+__all__ = ["sample_rows", "check_mirrored_popsize", "root_mean_square"]
+
+
+def root_mean_square(values: np.ndarray) -> float:
+    """``sqrt(mean(values**2))``, the scalar ``sigma`` of a per-dimension stdev, without overflowing
+    when the values are beyond 1e154 (their squares would be infinite)."""
+    with np.errstate(over="ignore"):
+        result = float(np.sqrt(np.mean(values * values)))
+    if not np.isfinite(result):
+        largest = float(np.max(np.abs(values)))
+        result = largest * float(np.sqrt(np.mean((values / largest) ** 2)))
+    return result
 
 
 def check_mirrored_popsize(popsize: int, mirrored: bool) -> None:

@@ -102,8 +102,15 @@ def _finite(fitness: np.ndarray) -> np.ndarray:
 
 
 def zscore(fitness: np.ndarray) -> np.ndarray:
-    """``(f - mean) / std``; all zeros when every value is the same."""
+    """``(f - mean) / std``; all zeros when every value is the same.
+
+    Z-scores do not change when the fitness is scaled, so they are computed from ``f / max|f|``:
+    fitness values near the float64 limit (1e308) cannot overflow the mean or the variance.
+    """
     f = _finite(fitness)
+    largest = float(np.max(np.abs(f))) if len(f) else 0.0
+    if largest > 0:
+        f = f / largest
     std = f.std()
     if not std > 0:
         return np.zeros_like(f)

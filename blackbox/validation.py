@@ -10,10 +10,12 @@ from .errors import ConfigError, did_you_mean
 
 #: The largest dimension accepted: the largest noise table (2^31 float32 values).
 MAX_DIM = 2**31
+#: The largest population accepted (16.7 million rows; the ES paper's largest runs used about 10^4).
+MAX_POPSIZE = 2**24
 
 __all__ = [
     "check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0",
-    "check_stdev",
+    "check_stdev", "check_state_layout",
 ]
 
 
@@ -121,3 +123,28 @@ def check_stdev(name: str, value, dim: int) -> np.ndarray:
     if len(bad):
         raise ConfigError(f"{name} must be > 0 in every dimension; entry {bad[0]} is {float(vec[bad[0]])}")
     return vec
+
+
+def check_state_layout(template, state, path: str = "state_dict", skip: tuple[str, ...] = ("rng",)) -> None:
+    """Refuse a loaded state whose arrays or numbers do not fit ``template`` (a fresh object's own
+    ``state_dict()``): an array of another shape, text where a number belongs, a value where a
+    table belongs. Only keys present in both are compared (older states may lack newer keys); lists
+    and the subtrees named in ``skip`` are left to their owner. A ConfigError names the key."""
+    if isinstance(template, dict):
+        if not isinstance(state, dict):
+            raise ConfigError(f"{path} must be a table, got {type(state).__name__}")
+        for key, value in template.items():
+            if key in state and key not in skip:
+                check_state_layout(value, state[key], f"{path}/{key}", ())
+    elif isinstance(template, np.ndarray):
+        if isinstance(state, (str, bytes, dict)) or not hasattr(state, "__len__") and template.ndim:
+            raise ConfigError(f"{path} must be an array of shape {template.shape}, got {type(state).__name__}")
+        shape = np.shape(state)
+        if shape != template.shape:
+            raise ConfigError(f"{path} has shape {shape}, expected {template.shape}")
+        kind = np.asarray(state).dtype.kind
+        if template.dtype.kind in "biuf" and kind not in "biuf":
+            raise ConfigError(f"{path} must hold numbers, got values of type {np.asarray(state).dtype}")
+    elif isinstance(template, (int, float, np.number)) and not isinstance(template, (bool, np.bool_)):
+        if isinstance(state, (bool, np.bool_)) or not isinstance(state, (int, float, np.number)):
+            raise ConfigError(f"{path} must be a number, got {state!r}")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("BLACKBOX_CACHE_DIR", tempfile.mkdtemp(prefix="blackbox-test-cache-"))
+if "BLACKBOX_CACHE_DIR" not in os.environ:  # removed when the session ends (tables are 16 MB and up)
+    os.environ["BLACKBOX_CACHE_DIR"] = tempfile.mkdtemp(prefix="blackbox-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["BLACKBOX_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.fixture

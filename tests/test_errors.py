@@ -47,7 +47,7 @@ def test_wrong_shape_and_type():
     es.ask()
     with pytest.raises(bb.TellError, match=r"fitness of shape \(64, 1\); expected shape \(64,\)"):
         es.tell(np.zeros((64, 1)))
-    with pytest.raises(bb.TellError, match="tell\\(\\) needs numbers"):
+    with pytest.raises(bb.TellError, match="tell\\(\\) needs real numbers"):
         es.tell(["a"] * 64)
 
 

@@ -113,6 +113,8 @@ def resolve_data(dataset: str = "auto", path: str | os.PathLike | None = None) -
     """The data to use: ``mnist`` (from ``path`` or ``$BLACKBOX_MNIST_DIR``), ``digits``, or ``auto``
     (MNIST when a folder is given either way, else digits). The MNIST headers are checked now."""
     check_choice("dataset", dataset, DATASETS)
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path must name the folder of the MNIST IDX files (a string), got {path!r}")
     if path is not None and dataset == "digits":
         raise ConfigError(f"path={path!s} names MNIST IDX files, but dataset='digits' reads no files; drop one")
     folder = path if path is not None else os.environ.get(MNIST_DIR_ENV) or None

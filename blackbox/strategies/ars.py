@@ -10,7 +10,9 @@ in mirrored pairs ``center +/- sigma * delta_k`` (``sigma`` is the paper's ``nu`
 with ``sigma_R`` the standard deviation of the ``2b`` rewards used (``std_scaling=False`` drops it,
 giving the basic random search of the paper's Algorithm 1 when ``top`` is ``N``). The rewards are
 the raw fitness values (NaN and -inf are clipped to the worst finite value); if they are all equal
-the step is skipped.
+the step is skipped. They are divided by their largest magnitude before use (and the step
+multiplied back when ``std_scaling=False``), which changes nothing in exact arithmetic and keeps
+rewards near the float64 limit from overflowing the standard deviation or the float32 noise sum.
 
 Versions: V1 and V1-t are this strategy with ``top=N`` and ``top=b``. V2 and V2-t add state
 normalization, which belongs to the policy's input and therefore lives in the gym problem: run
@@ -85,13 +87,17 @@ class ARS(Strategy):
         rewards = raw(fitness)
         plus, minus = rewards[0::2], rewards[1::2]
         best = np.argsort(-np.maximum(plus, minus), kind="stable")[: self.top]
-        scale = float(np.std(np.concatenate([plus[best], minus[best]]))) if self.std_scaling else 1.0
+        rows = np.concatenate([2 * best, 2 * best + 1])
         self.sigma = self.sigma_schedule(self.sigma)
+        magnitude = float(np.max(np.abs(rewards[rows])))
+        if not magnitude > 0:
+            return 0.0
+        used = rewards[rows] / magnitude  # in [-1, 1]: nothing below can overflow
+        scale = float(np.std(used)) if self.std_scaling else 1.0 / magnitude
         if not scale > 0:
             return 0.0
         weights = np.zeros(self.popsize)
-        rows = np.concatenate([2 * best, 2 * best + 1])
-        weights[rows] = rewards[rows]  # a pair combines to (r+ - r-) on its shared offset
+        weights[rows] = used  # a pair combines to (r+ - r-) on its shared offset
         step = (self.lr / (self.top * scale)) * population.noise_weighted_sum(weights).astype(np.float64)
         self._center = self._center + step
         return float(np.linalg.norm(step))

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..noise import NoiseTable
 from ..population import Population
+from ..sampling import root_mean_square
 from ..shaping import rank_weights
 from ..strategy import Strategy
 from ..validation import check_float, check_int, check_stdev
@@ -75,7 +76,7 @@ class CEM(Strategy):
         self._sync_sigma()
 
     def _sync_sigma(self) -> None:
-        self.sigma = float(np.sqrt(np.mean(self.stdev * self.stdev)))
+        self.sigma = root_mean_square(self.stdev)
 
     def current_extra_noise(self) -> float:
         """The variance added after the fit of the current generation."""

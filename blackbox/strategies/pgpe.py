@@ -29,7 +29,7 @@ from ..errors import ConfigError
 from ..noise import NoiseTable
 from ..optim import OPTIMIZERS, make_optimizer
 from ..population import Population
-from ..sampling import check_mirrored_popsize, sample_rows
+from ..sampling import check_mirrored_popsize, root_mean_square, sample_rows
 from ..shaping import SHAPINGS, get_shaping
 from ..strategy import Strategy
 from ..validation import check_choice, check_float, check_int, check_stdev
@@ -94,7 +94,7 @@ class PGPE(Strategy):
         self._sync_sigma()
 
     def _sync_sigma(self) -> None:
-        self.sigma = float(np.sqrt(np.mean(self.stdev * self.stdev)))
+        self.sigma = root_mean_square(self.stdev)
 
     def _ask(self) -> Population:
         offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)

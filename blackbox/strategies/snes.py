@@ -26,6 +26,7 @@ import numpy as np
 
 from ..noise import NoiseTable
 from ..population import Population
+from ..sampling import root_mean_square
 from ..shaping import SHAPINGS, get_shaping
 from ..strategy import Strategy
 from ..validation import check_choice, check_dim_x0, check_float, check_int, check_stdev
@@ -79,7 +80,7 @@ class SNES(Strategy):
         self._sync_sigma()
 
     def _sync_sigma(self) -> None:
-        self.sigma = float(np.sqrt(np.mean(self.stdev * self.stdev)))
+        self.sigma = root_mean_square(self.stdev)
 
     def _ask(self) -> Population:
         offsets = self.table.sample_offsets(self.rng, self.popsize, self.dim)

@@ -32,6 +32,7 @@ class TruncationGA(Strategy):
     """Top-x% truncation selection with Gaussian mutation and elitism (Such et al. 2017)."""
 
     name = "ga"
+    fixed_state_layout = False  # the number of parents changes after the first generation
 
     def __init__(
         self,
@@ -87,4 +88,7 @@ class TruncationGA(Strategy):
         return {"parents": self.parents.copy()}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.parents = np.array(state["parents"], dtype=np.float64)
+        parents = np.array(state["parents"], dtype=np.float64)
+        if parents.ndim != 2 or parents.shape[1] != self.dim or not len(parents) or not np.all(np.isfinite(parents)):
+            raise ConfigError(f"state_dict/parents must be a finite (k, {self.dim}) array, got shape {parents.shape}")
+        self.parents = parents

@@ -104,7 +104,8 @@ def expect_error(kind: type, action, what: str, mention: tuple[str, ...] = ()) -
 
 
 def errors_on_warnings(what: str):
-    """A context that turns RuntimeWarnings (0/0, overflow) into a failure naming ``what``."""
+    """A context that turns RuntimeWarnings (0/0, overflow), and a tell() refused because its
+    update left the center or sigma non-finite, into a failure naming ``what``."""
 
     class _Guard:
         def __enter__(self):
@@ -116,6 +117,8 @@ def errors_on_warnings(what: str):
             self._ctx.__exit__(kind, exc, tb)
             if kind is not None and issubclass(kind, RuntimeWarning):
                 raise fail(f"{what} raised RuntimeWarning: {exc}") from exc
+            if kind is not None and issubclass(kind, TellError) and "diverged" in str(exc):
+                raise fail(f"{what} made the center or sigma non-finite ({exc})") from exc
             return False
 
     return _Guard()

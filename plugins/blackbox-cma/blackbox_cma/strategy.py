@@ -121,6 +121,7 @@ class CMAES(Strategy):
     """CMA-ES through pycma: full covariance adaptation, dense populations, every pycma option."""
 
     name = "cma"
+    fixed_state_layout = False  # pycma's object graph grows (its histories)
 
     def __init__(
         self,
@@ -202,7 +203,12 @@ class CMAES(Strategy):
             spread = float(finite.max() - finite.min()) if len(finite) else 0.0
             values = np.where(bad, worst + max(spread, abs(worst), 1.0), values)
         with self._global_numpy_rng(2), _quiet_pycma():
-            self._es.tell(self._solutions, values.tolist())
+            try:
+                self._es.tell(self._solutions, values.tolist())
+            except (AssertionError, ArithmeticError, ValueError, np.linalg.LinAlgError) as exc:
+                # pycma's own checks failing on an update it cannot take (e.g. sigma=1e308):
+                # the distribution is unusable, as when an update overflows (Strategy.tell).
+                raise self._diverge(self._center, fitness, f"pycma: {type(exc).__name__}: {exc}") from exc
             self._es.disp()
             if self._es.opts["verb_log"]:
                 self._es.logger.add()
