@@ -182,7 +182,8 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
     resumed_from = run.strategy.generation if run is not None else None
     summary: dict[str, Any] = {
         "run_dir": str(paths.root), "strategy": resolved["strategy"]["name"],
-        "problem": resolved["problem"]["name"], "seed": resolved["seed"], "resumed_from": resumed_from,
+        "problem": resolved["problem"]["name"], "problem_label": problem_label(resolved["problem"]),
+        "seed": resolved["seed"], "resumed_from": resumed_from,
     }
     try:
         result = optimize(strategy, problem, executor, stop=conditions, seed=resolved["seed"],
@@ -206,7 +207,7 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
     curve = None
     if resolved["log"].get("plot", True):
         if have_matplotlib():
-            title = f"{resolved['strategy']['name']} on {resolved['problem']['name']} (seed {resolved['seed']})"
+            title = f"{resolved['strategy']['name']} on {problem_label(resolved['problem'])} (seed {resolved['seed']})"
             curve = str(plot_run(result.records, paths.curve, title))
         else:
             notes.append("no curve.png: matplotlib is not installed (pip install 'blackbox-es[plot]')")
@@ -335,6 +336,15 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
     return summary
 
 
+def problem_label(problem: dict[str, Any]) -> str:
+    """The problem's name and what tells its instances apart for people: ``gym:CartPole-v1``."""
+    for key in ("env", "dataset", "function"):
+        value = problem.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "auto":
+            return f"{problem['name']}:{value}"
+    return str(problem["name"])
+
+
 def describe_summary(summary: dict[str, Any]) -> str:
     """One paragraph for people: what the run reached and where it is saved."""
     center = summary.get("center_fitness")
@@ -343,7 +353,8 @@ def describe_summary(summary: dict[str, Any]) -> str:
     if summary.get("resumed_from") is not None:
         resumed = (", already finished" if summary["resumed_from"] == summary["generations"]
                    else f", resumed at generation {summary['resumed_from']}")
-    return (f"{summary['strategy']} on {summary['problem']}: center fitness {center_text}, best "
+    what = summary.get("problem_label") or summary["problem"]
+    return (f"{summary['strategy']} on {what}: center fitness {center_text}, best "
             f"{summary['best_fitness']:.6g} after {summary['generations']} generations, "
             f"{summary['evaluations']} evaluations, {summary['steps']} steps, {summary['wall_time']:.2f} s "
             f"({summary['stop_reason']}{resumed})\nrun saved in {summary['run_dir']}")
