@@ -17,7 +17,7 @@ train). A run gets ``--max-seconds`` (300 s).
 
 MuJoCo (``mujoco``, HalfCheetah-v5 by default): every contender trains for the same wall-time budget
 (``--max-seconds``, 600 s) and keeps a snapshot of its center (with its observation statistics)
-after every generation. After training, outside the timing, up to 60 snapshots spread over the run
+after every generation. After training, outside the timing, up to 30 snapshots spread over the run
 (and the last) play 5 fresh episodes each; that gives each run a learning curve of the center's mean
 return against wall time and environment steps. The goal is EvoTorch's return: the best median
 (over seeds) of the best return a configuration of EvoTorch reached within the budget, unless
@@ -28,8 +28,10 @@ Contenders:
 - blackbox: the presets ``blackbox run --problem gym:<env>`` uses. OpenAI-ES (CartPole-v1: popsize
   256, sigma 0.1, lr 0.1; MuJoCo: the paper's sigma 0.02, Adam lr 0.01, L2 0.005, popsize 64,
   observation normalization; the default 2x64 tanh MLP) serial (one core) and on two loky workers;
-  for CartPole-v1 also SNES (sigma 0.1, popsize 4 + 3 ln n), serial. The environments are seeded
-  from the run seed, so a blackbox run repeats exactly.
+  for CartPole-v1 also SNES (sigma 0.1, popsize 4 + 3 ln n), serial; for MuJoCo also SNES with
+  EvoTorch's recipe (linear policy, initial radius 0.225, popsize 4 + 3 ln n, observation
+  normalization; actions squashed into the bounds by tanh where EvoTorch clips), serial and on two
+  loky workers. The environments are seeded from the run seed, so a blackbox run repeats exactly.
 - evotorch: ``GymNE`` (one gymnasium environment per actor, the policy called once per step) and
   ``VecGymNE`` (a gymnasium vector environment, the population's policies batched), with ``PGPE``
   and ``SNES``, in the main process and on two Ray actors. CartPole-v1 uses the settings of
@@ -67,7 +69,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 #: Snapshots evaluated after a MuJoCo run (spread over the run; the last one always).
-MAX_SNAPSHOT_EVALS = 60
+MAX_SNAPSHOT_EVALS = 30
 
 
 @dataclass
@@ -122,6 +124,11 @@ def contenders(task: Task, workers: int = 2) -> list[Contender]:
                       {"strategy": "openai-es", "executor": f"loky:workers={workers}"})]
     if task.key == "cartpole":
         ours.append(Contender("snes, serial (1 core)", "blackbox", {"strategy": "snes", "executor": "serial"}))
+    else:  # EvoTorch's best MuJoCo recipe (SNES, linear policy, radius 0.225) in blackbox
+        for executor, where in (("serial", "serial (1 core)"), (f"loky:workers={workers}", f"loky x{workers}")):
+            ours.append(Contender(f"snes, linear policy, {where}", "blackbox",
+                                  {"strategy": "snes", "executor": executor, "radius": EVOTORCH_MUJOCO_SNES["radius_init"],
+                                   "problem": {"policy": "linear"}}))
     net = EVOTORCH_CARTPOLE_NET if task.key == "cartpole" else EVOTORCH_MUJOCO_NET
     pgpe = EVOTORCH_CARTPOLE_PGPE if task.key == "cartpole" else EVOTORCH_MUJOCO_PGPE
     snes = EVOTORCH_CARTPOLE_SNES if task.key == "cartpole" else EVOTORCH_MUJOCO_SNES
@@ -149,9 +156,11 @@ def child_blackbox(task: Task, config: dict, seed: int) -> dict:
     started = time.perf_counter()
     problem_options = {**preset["problem"], **config.get("problem", {})}
     problem = bb.make_problem("gym", env=task.env, **problem_options)
+    options = {**preset["strategy"], **config.get("options", {})}
+    if "radius" in config:  # EvoTorch's radius_init: the norm of the initial stdev vector
+        options["sigma"] = config["radius"] / math.sqrt(problem.dim)
     strategy = bb.make_strategy(config["strategy"], dim=problem.dim, seed=seed,
-                                x0=problem.initial_params(np.random.default_rng(seed)),
-                                **{**preset["strategy"], **config.get("options", {})})
+                                x0=problem.initial_params(np.random.default_rng(seed)), **options)
     confirm_seconds = [0.0]
     score = problem.score
 

@@ -117,7 +117,7 @@ def _solve(task_key: str, quick: bool, out: Path) -> dict:
             task = peers_solve.Task(**{**task.as_dict(), "max_seconds": 60.0})
             labels = ["openai-es, serial", "snes, serial", "GymNE + SNES, main", "VecGymNE + SNES, main"]
         else:
-            labels = ["openai-es, serial", "VecGymNE + SNES, main"]
+            labels = ["snes, linear policy, serial", "VecGymNE + SNES, main"]
     result = peers_solve.measure(task, seeds, labels=labels, log=log)
     png = f"solve-{task_key}.png"
     peers_solve.plot(result, str(out / png), task.env)
@@ -225,7 +225,7 @@ RUNNERS: dict[str, Callable[[bool, Path], dict]] = {
 }
 #: Sections --quick leaves out unless named with --only, and why.
 QUICK_SKIPS = {"solve-mujoco": "each run trains for minutes; `--only solve-mujoco` runs it (with --quick: one "
-                               "seed, two contenders, 60 s each)"}
+                               "seed, our SNES and EvoTorch's VecGymNE + SNES, 60 s each)"}
 
 
 # -- running and assembling ------------------------------------------------------------------------
