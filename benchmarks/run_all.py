@@ -100,7 +100,7 @@ def section_overhead(quick: bool, out: Path) -> dict:
 
 
 #: Wall-time budget of one MuJoCo run (--mujoco-seconds).
-MUJOCO_SECONDS = {"full": 600.0, "quick": 60.0}
+MUJOCO_SECONDS = {"full": 300.0, "quick": 60.0}
 
 
 def _solve(task_key: str, quick: bool, out: Path) -> dict:
@@ -108,7 +108,7 @@ def _solve(task_key: str, quick: bool, out: Path) -> dict:
 
     task = peers_solve.CARTPOLE if task_key == "cartpole" else peers_solve.MUJOCO
     labels = None
-    seeds = 5 if task_key == "cartpole" else 2
+    seeds = 5 if task_key == "cartpole" else 3
     if task_key != "cartpole":
         task = peers_solve.Task(**{**task.as_dict(), "max_seconds": MUJOCO_SECONDS["quick" if quick else "full"]})
     if quick:
@@ -125,15 +125,15 @@ def _solve(task_key: str, quick: bool, out: Path) -> dict:
     targets = []
     if best["blackbox"] and best["evotorch"]:
         ratio = peers_solve.ratio_of(result)
+        pair = f"({best['blackbox']['label']} vs EvoTorch {best['evotorch']['label']})"
+        measured = f"{ratio:.1f}x {pair}" if ratio > 0 else f"ours did not reach it within the budget {pair}"
         if task_key == "cartpole":
             targets.append({"target": "CartPole-v1: median wall time to solve >= 3x faster than EvoTorch's best",
-                            "measured": f"{ratio:.1f}x ({best['blackbox']['label']} vs EvoTorch "
-                                        f"{best['evotorch']['label']})", "met": ratio >= 3.0})
+                            "measured": measured, "met": ratio >= 3.0})
         else:
             goal = "n/a" if result["goal"] is None else f"{result['goal']:.0f}"
             targets.append({"target": f"{task.env}: reaches EvoTorch's return ({goal}) in less wall time than "
-                                      f"EvoTorch's best", "measured": f"{ratio:.1f}x ({best['blackbox']['label']} vs "
-                                      f"EvoTorch {best['evotorch']['label']})", "met": ratio > 1.0})
+                                      f"EvoTorch's best", "measured": measured, "met": ratio > 1.0})
     return {"markdown": peers_solve.markdown(result), "targets": targets, "plots": [png], "data": result}
 
 
