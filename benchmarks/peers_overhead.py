@@ -316,21 +316,24 @@ def plot(results, floors, dims, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (library, name), by_dim in results.items():
+    fig, ax = plt.subplots(figsize=(10, 5))
+    markers = {"blackbox": "o", "evotorch": "s", "evosax": "^", "pycma": "D", "nevergrad": "v"}
+    for k, ((library, name), by_dim) in enumerate(results.items()):
         xs = [d for d in dims if isinstance(by_dim[d], float)]
         if xs:
             style = "-" if library == "blackbox" else "--"
-            ax.plot(xs, [by_dim[d] for d in xs], style, marker="o", label=f"{library} {name}")
-    ax.plot(dims, [floors[d] for d in dims], "k:", label="memory floor")
+            ax.plot(xs, [by_dim[d] for d in xs], style, marker=markers.get(library, "o"), ms=4,
+                    color=plt.cm.tab20(k % 20), label=f"{library} {name}")
+    ax.plot(dims, [floors[d] for d in dims], "k:", lw=2, label="memory floor")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("dimension")
     ax.set_ylabel("seconds per generation (ask + tell)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,16 @@ import blackbox as bb
 from blackbox.registry import problems
 
 
+def _ship_by_value() -> None:
+    """Let workers that cannot import this script (Ray's) unpickle its problem class by value."""
+    if __name__ != "__main__":
+        import sys
+
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
 class Rollout(bb.Problem):
     """A CPU-bound toy episode: a linear policy drives a 4-d nonlinear system for ``steps`` steps."""
 
@@ -50,6 +60,7 @@ class Rollout(bb.Problem):
 def measure(problem_spec: str = "rollout:steps=2000", strategy_spec: str = "openai-es:popsize=64",
             generations: int = 10, executors: list[str] | None = None, seed: int = 0, log=print) -> list[dict]:
     """Train from the same seed under each executor; seconds and CPU per generation, final center."""
+    _ship_by_value()
     if "rollout" not in problems.names():
         problems.register("rollout", Rollout)
     rows = []
