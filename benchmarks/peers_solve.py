@@ -30,7 +30,8 @@ Contenders:
   observation normalization; the default 2x64 tanh MLP) serial (one core), for CartPole-v1 also on
   two loky workers; for CartPole-v1 also SNES (sigma 0.1, popsize 4 + 3 ln n), serial; for MuJoCo also SNES with
   EvoTorch's recipe (linear policy, initial radius 0.225, popsize 4 + 3 ln n; observation
-  normalization as in the paper, from 1% of the episodes, where EvoTorch uses every step; actions
+  normalization from every episode, as EvoTorch does (the paper's 1% would leave a population of 18
+  with almost no statistics for many generations); actions
   squashed into the bounds by tanh where EvoTorch clips), serial and on two loky workers. The environments are seeded from the run seed, so a blackbox run repeats exactly.
 - evotorch: ``GymNE`` (one gymnasium environment per actor, the policy called once per step) and
   ``VecGymNE`` (a gymnasium vector environment, the population's policies batched), with ``PGPE``
@@ -128,7 +129,7 @@ def contenders(task: Task, workers: int = 2) -> list[Contender]:
         for executor, where in (("serial", "serial (1 core)"), (f"loky:workers={workers}", f"loky x{workers}")):
             ours.append(Contender(f"snes, linear policy, {where}", "blackbox",
                                   {"strategy": "snes", "executor": executor, "radius": EVOTORCH_MUJOCO_SNES["radius_init"],
-                                   "problem": {"policy": "linear"}}))
+                                   "problem": {"policy": "linear", "obs_norm_prob": 1.0}}))
     net = EVOTORCH_CARTPOLE_NET if task.key == "cartpole" else EVOTORCH_MUJOCO_NET
     pgpe = EVOTORCH_CARTPOLE_PGPE if task.key == "cartpole" else EVOTORCH_MUJOCO_PGPE
     snes = EVOTORCH_CARTPOLE_SNES if task.key == "cartpole" else EVOTORCH_MUJOCO_SNES
