@@ -29,6 +29,16 @@ from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
 
 
+def _ship_by_value() -> None:
+    """Let workers that cannot import this script (Ray's) unpickle its problem class by value."""
+    if __name__ != "__main__":
+        import sys
+
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
 class Trivial(bb.Problem):
     """Fitness 0 for every row, no environment steps."""
 
@@ -54,6 +64,7 @@ def make_executor(name: str, workers: int):
 
 
 def measure(name: str, dim: int, popsize: int, workers: int, generations: int) -> dict:
+    _ship_by_value()
     problem = Trivial(dim)
     es = bb.make_strategy("openai-es", dim=dim, popsize=popsize, seed=0)
     executor = make_executor(name, workers)

@@ -24,6 +24,16 @@ import blackbox as bb
 from blackbox.registry import problems
 
 
+def _ship_by_value() -> None:
+    """Let workers that cannot import this script (Ray's) unpickle its problem class by value."""
+    if __name__ != "__main__":
+        import sys
+
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
 class Rollout(bb.Problem):
     """A CPU-bound toy episode: a linear policy drives a 4-d nonlinear system for ``steps`` steps."""
 
@@ -47,6 +57,39 @@ class Rollout(bb.Problem):
         return bb.EvalResult(fitness, np.full(len(params), self.steps, dtype=np.int64))
 
 
+def measure(problem_spec: str = "rollout:steps=2000", strategy_spec: str = "openai-es:popsize=64",
+            generations: int = 10, executors: list[str] | None = None, seed: int = 0, log=print) -> list[dict]:
+    """Train from the same seed under each executor; seconds and CPU per generation, final center."""
+    _ship_by_value()
+    if "rollout" not in problems.names():
+        problems.register("rollout", Rollout)
+    rows = []
+    for spec in executors or ["serial", "loky:workers=2"]:
+        problem = bb.make_problem(problem_spec)
+        parsed = bb.parse_spec(strategy_spec)
+        strategy = bb.make_strategy(parsed.name, dim=problem.dim, seed=seed,
+                                    x0=problem.initial_params(np.random.default_rng(seed)), **parsed.kwargs)
+        executor = bb.make_executor(spec)
+        cpu_started = time.process_time()
+        try:
+            result = bb.optimize(strategy, problem, executor, generations=generations, seed=seed)
+        finally:
+            executor.close()
+        stats = getattr(executor, "stats", None)
+        cpu = (stats.worker_cpu_seconds if stats is not None else time.process_time() - cpu_started)
+        cpu /= generations
+        # The first generation spawns workers and builds environments: leave it out.
+        seconds = float(np.mean([r.generation_time for r in result.records[1:]]))
+        rows.append({"executor": spec, "seconds": seconds, "center": result.center, "steps": result.steps,
+                     "cpu": cpu, "generations": generations})
+        log(f"  {spec}: {seconds:.3f} s/generation")
+    base = rows[0]
+    for row in rows:
+        row["speedup"] = base["seconds"] / row["seconds"]
+        row["same_center"] = bool(np.array_equal(row["center"], base["center"]))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problem", default="rollout:steps=2000")
@@ -55,39 +98,17 @@ def main() -> None:
     parser.add_argument("--executors", nargs="+", default=["serial", "loky:workers=2"])
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if "rollout" not in problems.names():
-        problems.register("rollout", Rollout)
-    rows = []
-    for spec in args.executors:
-        problem = bb.make_problem(args.problem)
-        parsed = bb.parse_spec(args.strategy)
-        strategy = bb.make_strategy(parsed.name, dim=problem.dim, seed=args.seed,
-                                    x0=problem.initial_params(np.random.default_rng(args.seed)), **parsed.kwargs)
-        executor = bb.make_executor(spec)
-        cpu_started = time.process_time()
-        try:
-            result = bb.optimize(strategy, problem, executor, generations=args.generations, seed=args.seed)
-        finally:
-            executor.close()
-        stats = getattr(executor, "stats", None)
-        cpu = (stats.worker_cpu_seconds if stats is not None else time.process_time() - cpu_started)
-        cpu /= args.generations
-        # The first generation spawns workers and builds environments: leave it out.
-        seconds = float(np.mean([r.generation_time for r in result.records[1:]]))
-        rows.append((spec, seconds, result.center, result.steps, cpu))
-        print(f"  {spec}: {seconds:.3f} s/generation", flush=True)
-    base = rows[0]
+    rows = measure(args.problem, args.strategy, args.generations, args.executors, args.seed)
     print(f"\n{args.strategy} on {args.problem}, {args.generations} generations, seed {args.seed}")
-    width = max(24, *(len(r[0]) for r in rows))
+    width = max(24, *(len(r["executor"]) for r in rows))
     header = (f"{'executor':<{width}} {'s/gen':>8} {'steps/s':>12} {'speed-up':>9} {'eval CPU s/gen':>15} "
               f"{'same center':>12}")
     print(header)
     print("-" * len(header))
-    for spec, seconds, center, steps, cpu in rows:
-        same = "yes" if np.array_equal(center, base[2]) else "NO"
-        steps_per_s = steps / args.generations / seconds
-        print(f"{spec:<{width}} {seconds:>8.3f} {steps_per_s:>12,.0f} {base[1] / seconds:>8.2f}x {cpu:>15.3f} "
-              f"{same:>12}")
+    for row in rows:
+        steps_per_s = row["steps"] / args.generations / row["seconds"]
+        print(f"{row['executor']:<{width}} {row['seconds']:>8.3f} {steps_per_s:>12,.0f} {row['speedup']:>8.2f}x "
+              f"{row['cpu']:>15.3f} {'yes' if row['same_center'] else 'NO':>12}")
 
 
 if __name__ == "__main__":

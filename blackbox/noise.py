@@ -72,6 +72,7 @@ class NoiseTable:
         self.data: np.ndarray = data.view(np.ndarray)
         self.data.flags.writeable = False
         self.mapped = isinstance(data, np.memmap)
+        self._window_views: dict[int, np.ndarray] = {}
 
     @classmethod
     def get(cls, size: int, seed: int = 0) -> NoiseTable:
@@ -105,8 +106,12 @@ class NoiseTable:
         return f"NoiseTable(size={self.size}, seed={self.seed}, {where})"
 
     def _windows(self, dim: int) -> np.ndarray:
-        """Zero-copy ``(size - dim + 1, dim)`` view whose row k is ``table[k : k + dim]``."""
-        return np.lib.stride_tricks.sliding_window_view(self.data, dim)
+        """Zero-copy ``(size - dim + 1, dim)`` view whose row k is ``table[k : k + dim]`` (made once per dim:
+        building the view costs tens of microseconds, a small generation's whole gather)."""
+        windows = self._window_views.get(dim)
+        if windows is None:
+            windows = self._window_views[dim] = np.lib.stride_tricks.sliding_window_view(self.data, dim)
+        return windows
 
     # -- sampling -------------------------------------------------------------------------
     def sample_offsets(self, rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
@@ -192,7 +197,7 @@ class NoiseTable:
         squares = np.zeros(dim, dtype=np.float32)
         if len(offsets) * dim <= _GATHER_MAX:
             if len(offsets):
-                block = self.data[offsets[:, None] + np.arange(dim)]
+                block = self._windows(dim)[offsets]
                 np.sum(block * weights[:, None], axis=0, out=linear)
                 np.multiply(block, block, out=block)
                 np.multiply(block, square_weights[:, None], out=block)

@@ -113,7 +113,8 @@ class Strategy(ABC):
                 "ask() called twice without tell(); evaluate the population from the last ask() "
                 "and pass its fitness to tell() first"
             )
-        self._rng_state_at_ask = copy.deepcopy(self.rng.bit_generator.state)
+        # numpy builds a new state dict on every read: no deep copy needed (it cost ~50 us a generation)
+        self._rng_state_at_ask = self.rng.bit_generator.state
         population = self._ask()
         self._pending = population
         return population
