@@ -205,7 +205,13 @@ def section_executors(quick: bool, out: Path) -> dict:
     for r in speed:
         lines.append(f"| {r['executor']} | {r['seconds']:.3f} | {r['speedup']:.2f}x | {r['cpu']:.3f} | "
                      f"{'yes' if r['same_center'] else 'NO'} |")
-    data = {"dispatch": rows, "speedup": [{k: v for k, v in r.items() if k != "center"} for r in speed]}
+    top = speedup.ceiling(problem, "openai-es:popsize=64", generations, 2, 0)
+    loky = next(r for r in speed if r["executor"].startswith("loky"))
+    lines += ["", f"Machine ceiling: the same serial run alone takes {top['alone']:.3f} s/gen, two copies at once "
+                  f"{top['together']:.3f} s/gen each, so no executor can exceed **{top['speedup']:.2f}x** on 2 workers "
+                  f"here; loky reaches {loky['speedup']:.2f}x = {loky['speedup'] / top['speedup']:.0%} of it."]
+    data = {"dispatch": rows, "speedup": [{k: v for k, v in r.items() if k != "center"} for r in speed],
+            "ceiling": top}
     targets = [{"target": "executors: parallel runs give the serial run's center bit for bit",
                 "measured": ", ".join(f"{r['executor']}: {'same' if r['same_center'] else 'DIFFERENT'}" for r in speed),
                 "met": all(r["same_center"] for r in speed)}]

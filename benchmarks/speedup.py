@@ -11,11 +11,19 @@ generation, which starts workers, left out), the CPU seconds per generation spen
 (in the driver for ``serial``, in the workers otherwise: on a loaded machine the wall-clock
 speed-up says little, while equal CPU per generation says the parallel run wastes nothing), the speed-up
 over the first executor listed, and whether the final center is bit-identical to the first's.
+
+``--ceiling`` also measures what this machine allows: the same serial run alone, then as many copies
+at once as the parallel executors have workers, each in its own process. Their throughput ratio is the
+best speed-up any executor could reach here (virtual cores that share a physical one, or a busy
+host, give less than the core count).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -90,6 +98,28 @@ def measure(problem_spec: str = "rollout:steps=2000", strategy_spec: str = "open
     return rows
 
 
+def ceiling(problem_spec: str = "rollout:steps=2000", strategy_spec: str = "openai-es:popsize=64",
+            generations: int = 10, copies: int = 2, seed: int = 0) -> dict:
+    """Seconds per generation of a serial run alone and of ``copies`` serial runs at once (fresh processes).
+
+    ``speedup`` = copies x alone / together: the parallel throughput this machine gives CPU-bound work.
+    """
+    command = [sys.executable, __file__, "--serial-seconds", "--problem", problem_spec, "--strategy", strategy_spec,
+               "--generations", str(generations), "--seed", str(seed)]
+
+    def run(count: int) -> list[float]:
+        children = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(count)]
+        outputs = [child.communicate()[0] for child in children]
+        if any(child.returncode for child in children):
+            raise RuntimeError(f"a serial run failed: {outputs}")
+        return [json.loads(out.strip().splitlines()[-1])["seconds"] for out in outputs]
+
+    alone = run(1)[0]
+    together = run(copies)
+    mean_together = float(np.mean(together))
+    return {"copies": copies, "alone": alone, "together": mean_together, "speedup": copies * alone / mean_together}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problem", default="rollout:steps=2000")
@@ -97,7 +127,15 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=10)
     parser.add_argument("--executors", nargs="+", default=["serial", "loky:workers=2"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also time independent serial runs side by side: the best speed-up this machine allows")
+    parser.add_argument("--copies", type=int, default=2, help="serial runs at once for --ceiling (the worker count)")
+    parser.add_argument("--serial-seconds", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serial_seconds:  # a child of ceiling(): one serial run, its seconds per generation as JSON
+        row = measure(args.problem, args.strategy, args.generations, ["serial"], args.seed, log=lambda *a: None)[0]
+        print(json.dumps({"seconds": row["seconds"]}))
+        return
     rows = measure(args.problem, args.strategy, args.generations, args.executors, args.seed)
     print(f"\n{args.strategy} on {args.problem}, {args.generations} generations, seed {args.seed}")
     width = max(24, *(len(r["executor"]) for r in rows))
@@ -109,6 +147,10 @@ def main() -> None:
         steps_per_s = row["steps"] / args.generations / row["seconds"]
         print(f"{row['executor']:<{width}} {row['seconds']:>8.3f} {steps_per_s:>12,.0f} {row['speedup']:>8.2f}x "
               f"{row['cpu']:>15.3f} {'yes' if row['same_center'] else 'NO':>12}")
+    if args.ceiling:
+        top = ceiling(args.problem, args.strategy, args.generations, args.copies, args.seed)
+        print(f"\nMachine ceiling: one serial run alone {top['alone']:.3f} s/gen, {top['copies']} at once "
+              f"{top['together']:.3f} s/gen each: at most {top['speedup']:.2f}x from {top['copies']} workers here")
 
 
 if __name__ == "__main__":

@@ -135,7 +135,11 @@ def test_run_all_quick_section_writes_the_report(bench, tmp_path):
     saved = json.loads((out / "executors.json").read_text())
     assert saved["quick"] and saved["command"].startswith("python benchmarks/run_all.py --quick --only executors")
     assert [r["same_center"] for r in saved["data"]["speedup"]] == [True, True]
+    ceiling = saved["data"]["ceiling"]
+    assert ceiling["copies"] == 2 and ceiling["alone"] > 0 and ceiling["together"] > 0
+    assert ceiling["speedup"] == pytest.approx(2 * ceiling["alone"] / ceiling["together"])
     text = report.read_text()
+    assert "Machine ceiling: the same serial run alone takes" in text
     assert "## 1. Executors: dispatch overhead and speed-up" in text
     assert "> **Preliminary:** executors measured with `--quick`" in text
     assert "| executors: parallel runs give the serial run's center bit for bit |" in text
