@@ -145,14 +145,20 @@ def section_solve_mujoco(quick: bool, out: Path) -> dict:
     return _solve("mujoco", quick, out)
 
 
+#: The full BBOB section's contenders (every one of them: benchmarks/bbob_quality.py).
+BBOB_OURS = ("openai-es", "snes", "cma-es")
+BBOB_EVOSAX = ("Open_ES", "SNES")
+
+
 def section_bbob(quick: bool, out: Path) -> dict:
     import bbob_quality
 
     if quick:
         results = bbob_quality.measure([10], [1, 8, 15], 2, 100, ours=("openai-es", "snes", "cma-es"),
                                        evosax=("Open_ES",), log=log)
-    else:
-        results = bbob_quality.measure([10, 40], list(range(1, 25)), 5, 1000, log=log)
+    else:  # the strategies the targets name and their closest peers; every one: bbob_quality.py
+        results = bbob_quality.measure([10, 40], list(range(1, 25)), 5, 1000, ours=BBOB_OURS,
+                                       evosax=BBOB_EVOSAX, log=log)
     bbob_quality.plot(results, str(out / "bbob.png"))
     targets = []
     if "blackbox openai-es" in results.losses and "evosax Open_ES" in results.losses:
@@ -162,7 +168,15 @@ def section_bbob(quick: bool, out: Path) -> dict:
                                     f"{verdict['better']}" + (f" ({'; '.join(verdict['worse'])})"
                                                              if verdict["worse"] else ""),
                         "met": not verdict["worse"]})
-    return {"markdown": bbob_quality.markdown(results), "targets": targets, "plots": ["bbob.png"],
+    rest = [name for name in bbob_quality.OURS if name not in BBOB_OURS]
+    rest_evosax = [name for name in bbob_quality.EVOSAX if name not in BBOB_EVOSAX]
+    text = bbob_quality.markdown(results)
+    if not quick:
+        text += (f"\n\nThis section runs {', '.join(BBOB_OURS)} against evosax's {', '.join(BBOB_EVOSAX)} and pycma "
+                 f"(each evosax generation is a jit call from Python, which makes a run of 40,000 evaluations take "
+                 f"seconds). The others ({', '.join(rest)}; evosax {', '.join(rest_evosax)}): "
+                 f"`python benchmarks/bbob_quality.py` (every strategy; hours on this machine).")
+    return {"markdown": text, "targets": targets, "plots": ["bbob.png"],
             "data": bbob_quality.to_json(results)}
 
 
