@@ -146,7 +146,7 @@ def section_solve_mujoco(quick: bool, out: Path) -> dict:
 
 
 #: The full BBOB section's contenders (every one of them: benchmarks/bbob_quality.py).
-BBOB_OURS = ("openai-es", "snes", "cma-es")
+BBOB_OURS = ("openai-es", "pgpe", "snes", "sep-cma-es", "cma-es")
 BBOB_EVOSAX = ("Open_ES", "SNES")
 
 
