@@ -110,6 +110,25 @@ def test_box_actions_are_squashed_into_the_bounds():
     np.testing.assert_allclose(half_open(np.array([[0.0, 7.5]], dtype=np.float32)), [[0.0, 7.5]])
 
 
+def test_box_actions_clipped_to_the_bounds():
+    space = spaces.Box(np.array([-2.0, 0.0, -np.inf], np.float32), np.array([2.0, 1.0, np.inf], np.float32),
+                       dtype=np.float32)
+    adapter = make_action_adapter(space, action_bounds="clip")
+    out = np.array([[-100.0, 100.0, -7.5], [0.5, 0.25, 3.0]], dtype=np.float32)
+    np.testing.assert_array_equal(adapter(out), [[-2.0, 1.0, -7.5], [0.5, 0.25, 3.0]])  # inside: the output itself
+    noisy = adapter(out, noise=np.array([[5.0, -0.5, 1.0], [2.0, -1.0, 0.0]], dtype=np.float32))
+    np.testing.assert_array_equal(noisy, [[-2.0, 1.0, -6.5], [2.0, 0.0, 3.0]])  # noise, then the bounds
+    assert adapter.describe() == "clipped to the bounds of 3 continuous dimensions"
+    problem = GymProblem("Pendulum-v1", policy="linear", action_bounds="clip", max_episode_steps=20)
+    assert problem.describe()["actions"] == "clipped to the bounds of 1 continuous dimensions"
+    params = np.full((2, problem.dim), 3.0)  # large outputs: full torque either way, the same episode
+    squashing = GymProblem("Pendulum-v1", policy="linear", max_episode_steps=20)
+    assert not np.array_equal(problem.evaluate(params * 0.01, np.array([1, 2])).fitness,
+                              squashing.evaluate(params * 0.01, np.array([1, 2])).fitness)
+    with pytest.raises(bb.ConfigError, match="action_bounds must be one of 'tanh', 'clip', got 'clamp'"):
+        GymProblem("Pendulum-v1", action_bounds="clamp")
+
+
 def test_discretized_box_actions():
     space = spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
     adapter = make_action_adapter(space, bins=5)

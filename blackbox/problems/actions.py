@@ -5,6 +5,9 @@
 - ``MultiBinary(n)``: one output per bit, the bit is set when the output is positive.
 - ``Box``: one output per dimension, squashed into the bounds with ``tanh``
   (``low + (tanh(z) + 1) (high - low) / 2``); dimensions without finite bounds pass through.
+  With ``action_bounds="clip"`` the output is the action itself, clipped to the bounds, as in
+  OpenAI's ES code (MuJoCo clamps its controls) and EvoTorch: a linear policy then reaches full
+  torque at output 1 instead of approaching it, which suits bang-bang locomotion.
 - ``Box`` with ``bins=k``: discretized actions as in Salimans et al. 2017 (it helps exploration on
   MuJoCo tasks): ``k`` outputs per dimension, the argmax picks one of ``k`` evenly spaced values
   from ``low`` to ``high``.
@@ -22,7 +25,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["ActionAdapter", "make_action_adapter"]
+__all__ = ["ACTION_BOUNDS", "ActionAdapter", "make_action_adapter"]
 
 
 class ActionAdapter(ABC):
@@ -111,6 +114,22 @@ class BoxSquash(ActionAdapter):
         return f"tanh squashed into the bounds of {self.out_size} continuous dimensions"
 
 
+class BoxClip(BoxSquash):
+    """The output is the action, clipped to the finite bounds; unbounded dimensions pass through."""
+
+    def __call__(self, out, noise=None):
+        action = out if noise is None else out + noise.astype(np.float32)
+        action = np.clip(action, self.low, self.high)  # infinite bounds clip nothing
+        return action.astype(self.dtype, copy=False).reshape(len(out), *self.shape)
+
+    def describe(self):
+        return f"clipped to the bounds of {self.out_size} continuous dimensions"
+
+
+#: How continuous outputs meet a Box's bounds (the gym problem's ``action_bounds=``).
+ACTION_BOUNDS = {"tanh": BoxSquash, "clip": BoxClip}
+
+
 class BoxBins(ActionAdapter):
     def __init__(self, low: np.ndarray, high: np.ndarray, dtype: Any, bins: int):
         self.shape = low.shape
@@ -133,8 +152,10 @@ class BoxBins(ActionAdapter):
         return f"{self.bins} discrete values per dimension of {self.dims} (argmax)"
 
 
-def make_action_adapter(space: Any, bins: int = 0, where: str = "the environment") -> ActionAdapter:
-    """The adapter for a gymnasium action ``space``; ``bins > 0`` discretizes a Box."""
+def make_action_adapter(space: Any, bins: int = 0, where: str = "the environment",
+                        action_bounds: str = "tanh") -> ActionAdapter:
+    """The adapter for a gymnasium action ``space``; ``bins > 0`` discretizes a Box, ``action_bounds``
+    (``"tanh"`` or ``"clip"``) says how a continuous output meets the Box's bounds."""
     from gymnasium import spaces
 
     if isinstance(space, spaces.Discrete):
@@ -153,7 +174,7 @@ def make_action_adapter(space: Any, bins: int = 0, where: str = "the environment
             if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
                 raise ConfigError(f"bins={bins} needs finite action bounds, but {where} has {space}")
             return BoxBins(low, high, space.dtype, bins)
-        return BoxSquash(low, high, space.dtype)
+        return ACTION_BOUNDS[action_bounds](low, high, space.dtype)
     raise ConfigError(
         f"{where} has action space {space}, which a policy cannot produce; supported: "
         f"Discrete, MultiDiscrete, MultiBinary and Box"

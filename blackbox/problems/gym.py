@@ -44,8 +44,8 @@ import numpy as np
 
 from ..errors import ConfigError, StateError, did_you_mean
 from ..problem import EvalResult, Problem
-from ..validation import check_float, check_int
-from .actions import make_action_adapter
+from ..validation import check_choice, check_float, check_int
+from .actions import ACTION_BOUNDS, make_action_adapter
 from .devices import resolve_device
 from .envs import CARTPOLE_IDS, CartPoleSlots, GymSlots, flatten_observation
 from .episode_cap import make_episode_cap
@@ -132,6 +132,7 @@ class GymProblem(Problem):
         obs_norm_prob: float = 0.01,
         obs_clip: float = 5.0,
         action_noise: float = 0.0,
+        action_bounds: str = "tanh",
         bins: int = 0,
         batched: bool = True,
         vectorized: bool = True,
@@ -163,6 +164,7 @@ class GymProblem(Problem):
         self.obs_norm_prob = check_float("obs_norm_prob", obs_norm_prob, nonnegative=True, maximum=1.0)
         self.obs_clip = check_float("obs_clip", obs_clip, positive=True)
         self.action_noise = check_float("action_noise", action_noise, nonnegative=True)
+        self.action_bounds = check_choice("action_bounds", action_bounds, ACTION_BOUNDS)
         self.bins = check_int("bins", bins, minimum=0)
         self.batched = bool(batched)
         self.slots = None if slots is None else check_int("slots", slots, minimum=1)
@@ -195,7 +197,7 @@ class GymProblem(Problem):
         self.step_limit = math.ceil(self.max_episode_steps / self.frame_skip)
         self.where = f"environment {self.env_id!r}"
         self.obs_size = int(_flat_size(self.observation_space, self.where))
-        self.adapter = make_action_adapter(self.action_space, self.bins, self.where)
+        self.adapter = make_action_adapter(self.action_space, self.bins, self.where, self.action_bounds)
         self.policy = make_policy(policy, self.obs_size, self.adapter.out_size, hidden, activation,
                                   obs_shape=getattr(self.observation_space, "shape", None),
                                   obs_scale=_pixel_scale(self.observation_space), vbn=self.vbn,
