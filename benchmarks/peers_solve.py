@@ -524,13 +524,18 @@ def ratio_of(result: dict) -> float:
 
 
 def best_of(result: dict) -> dict[str, dict | None]:
-    """Per library, the contender with the lowest median wall time (unsolved medians are infinite)."""
+    """Per library, the contender with the lowest median wall time (unsolved medians are infinite;
+    among those, the highest median best return)."""
+    def key(row: dict) -> tuple[float, float]:
+        best_return = row.get("best_return_median")
+        return row["wall_median"], -(best_return if best_return is not None else -math.inf)
+
     best: dict[str, dict | None] = {"blackbox": None, "evotorch": None}
     for row in result["contenders"]:
         if "wall_median" not in row:
             continue
         current = best.get(row["library"])
-        if current is None or row["wall_median"] < current["wall_median"]:
+        if current is None or key(row) < key(current):
             best[row["library"]] = row
     return best
 
