@@ -130,8 +130,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
         return "-"
     if isinstance(value, float) and math.isinf(value):
         return "never" if value > 0 else "-inf"
-    if isinstance(value, (int, np.integer)) or (isinstance(value, float) and value.is_integer() and abs(value) >= 1000):
+    if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
+    if isinstance(value, float) and abs(value) >= 1000:  # counts and their medians (x.5): no exponent
+        return f"{value:,.0f}"
     return f"{value:.{digits}g}"
 
 
