@@ -343,6 +343,19 @@ def comparisons(results: Results) -> list[str]:
         lines.append(f"- pycma beats every strategy of ours on {len(pycma_wins)} of "
                      f"{len(results.dims) * len(results.functions)} (function, dimension) pairs"
                      + (": " + ", ".join(pycma_wins) if pycma_wins else "") + ".")
+        per_strategy = []
+        for who in ours_all:
+            if who == "blackbox cma-es":
+                continue
+            verdict = head_to_head(results, "pycma CMA-ES", who)
+            per_strategy.append(f"{who.removeprefix('blackbox ')} on {verdict['better']}")
+        if per_strategy:
+            lines.append("- Where pycma is better, plainly: it is significantly better than "
+                         + ", ".join(per_strategy) + f" of the {len(results.dims) * len(results.functions)} "
+                         "pairs (same test; the tables show which).")
+    pairs = len(results.dims) * len(results.functions)
+    lines.append(f"- Multiple comparisons: each line makes {pairs} tests at p <= 0.05, so about "
+                 f"{0.05 * pairs:.1f} \"significant\" differences per line are expected by chance alone.")
     return lines
 
 
