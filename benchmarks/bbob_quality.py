@@ -41,23 +41,27 @@ sys.path.insert(0, str(HERE.parent))
 
 import blackbox as bb  # noqa: E402
 
-FUNCTION_NAMES = (
-    "sphere", "ellipsoid", "rastrigin", "buche-rastrigin", "linear-slope", "attractive-sector",
-    "step-ellipsoid", "rosenbrock", "rosenbrock-rotated", "ellipsoid-rotated", "discus", "bent-cigar",
-    "sharp-ridge", "different-powers", "rastrigin-rotated", "weierstrass", "schaffers", "schaffers-ill",
-    "griewank-rosenbrock", "schwefel", "gallagher-101", "gallagher-21", "katsuura", "lunacek",
-)
 SIGMA0 = 2.0
 
 
-def bbob_problem(function: int, dim: int, instance: int):
-    """The ``bbob`` problem of blackbox-bbob (imported from the plugin folder when not installed)."""
+def _plugin():
+    """blackbox-bbob's module (imported from the plugin folder when not installed)."""
     try:
-        from blackbox_bbob import BBOB
+        import blackbox_bbob
     except ImportError:
         sys.path.insert(0, str(HERE.parent / "plugins" / "blackbox-bbob"))
-        from blackbox_bbob import BBOB
-    return BBOB(function=function, dim=dim, instance=instance)
+        import blackbox_bbob
+    return blackbox_bbob
+
+
+def bbob_problem(function: int, dim: int, instance: int):
+    """The ``bbob`` problem of blackbox-bbob."""
+    return _plugin().BBOB(function=function, dim=dim, instance=instance)
+
+
+def function_name(function: int) -> str:
+    """COCO's name of f``function`` (1-based)."""
+    return _plugin().FUNCTIONS[function - 1]
 
 
 def default_popsize(dim: int) -> int:
@@ -272,7 +276,7 @@ def measure(dims: list[int], functions: list[int], seeds: int, budget_per_dim: i
                     contender.run(problem, x0.copy(), seed, budget)
                     who = f"{contender.library} {contender.name}"
                     results.losses.setdefault(who, {}).setdefault(f"{dim}:{function}", []).append(budget.best)
-            log(f"  d={dim} f{function} {FUNCTION_NAMES[function - 1]}: {time.perf_counter() - started:.1f} s")
+            log(f"  d={dim} f{function} {function_name(function)}: {time.perf_counter() - started:.1f} s")
     if runner is not None:
         results.compile_seconds = dict(runner.compile_seconds)
     return results
@@ -303,7 +307,7 @@ def markdown(results: Results) -> str:
             finite = [v for v in values if not math.isnan(v)]
             low = max(min(finite), PRECISION) if finite else math.nan
             cells = [_cell(v, v <= low) for v in values]
-            lines.append(f"| f{function} {FUNCTION_NAMES[function - 1]} | " + " | ".join(cells) + " |")
+            lines.append(f"| f{function} {function_name(function)} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += comparisons(results)
     if results.skipped:

@@ -311,20 +311,9 @@ CLI_SCRIPT = textwrap.dedent("""
 
 
 def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
+    from reliability.helpers import descendants  # the one /proc walker of the test suite
+
+    return descendants(pid)
 
 
 def _alive(pid: int) -> bool:

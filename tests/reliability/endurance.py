@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from helpers import descendants
+
 from blackbox.config import RunConfig, component_override, resolve_run_config, set_override, set_value
 from blackbox.loop import Callback
 from blackbox.runs import start_run
@@ -34,20 +36,7 @@ def _status(pid: int) -> dict[str, int]:
 
 
 def _children(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    table: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            table.setdefault(ppid, []).append(int(entry.name))
-    while todo:
-        for child in table.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return sorted(found)
+    return sorted(descendants(pid))
 
 
 def sample(pid: int) -> dict:

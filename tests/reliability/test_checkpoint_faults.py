@@ -32,17 +32,6 @@ def run_args(out, generations=GENERATIONS, every=EVERY, keep=2):
 
 
 @pytest.fixture(scope="module")
-def faulty():
-    from fault_problems import register
-
-    from blackbox.registry import problems
-
-    register()
-    yield
-    problems.unregister("faulty")
-
-
-@pytest.fixture(scope="module")
 def clean(faulty, tmp_path_factory):
     out = tmp_path_factory.mktemp("clean") / "run"
     assert main(run_args(out)) == 0

@@ -40,17 +40,6 @@ def run_args(out, executor="serial", generations=GENERATIONS, every=EVERY):
 
 
 @pytest.fixture(scope="module")
-def faulty():
-    from fault_problems import register
-
-    from blackbox.registry import problems
-
-    register()
-    yield
-    problems.unregister("faulty")
-
-
-@pytest.fixture(scope="module")
 def clean(faulty, tmp_path_factory):
     """A run that meets no fault: what every resumed run must equal."""
     out = tmp_path_factory.mktemp("clean") / "run"

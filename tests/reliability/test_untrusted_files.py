@@ -55,6 +55,16 @@ def arrays_of(path: Path) -> dict:
         return {k: data[k] for k in data.files}
 
 
+def npy_members(path: Path) -> dict[str, bytes]:
+    """The checkpoint's arrays as the .npy members of a zip, ready to be tampered with."""
+    members = {}
+    for key, value in arrays_of(path).items():
+        buffer = io.BytesIO()
+        np.save(buffer, value)
+        members[key + ".npy"] = buffer.getvalue()
+    return members
+
+
 def forge(path: Path, payload: bytes, meta_change=None) -> None:
     """Replace arrays.npz and make state.json's manifest (size, sha256) agree, as an attacker would."""
     (path / "arrays.npz").write_bytes(payload)
@@ -98,12 +108,7 @@ def test_an_object_array_with_a_pickle_trap_is_refused_unpickled(checkpoint, tmp
 
 def test_a_member_that_is_a_raw_pickle_stream_is_refused(checkpoint, tmp_path):
     marker = tmp_path / "trap"
-    arrays = arrays_of(checkpoint)
-    members = {}
-    for key, value in arrays.items():
-        buffer = io.BytesIO()
-        np.save(buffer, value)
-        members[key + ".npy"] = buffer.getvalue()
+    members = npy_members(checkpoint)
     members["strategy/center.npy"] = pickle.dumps(Trap(str(marker)))  # not .npy: numpy would hand back bytes
     forge(checkpoint, zip_with(members))
     assert_refused(checkpoint, "member 'strategy/center' is not a .npy array; refusing it", marker)
@@ -123,12 +128,7 @@ def test_arrays_npz_replaced_by_a_pickle_or_a_single_npy_is_refused(checkpoint, 
 
 
 def test_a_zip_bomb_is_refused_before_it_is_unpacked(checkpoint):
-    arrays = arrays_of(checkpoint)
-    members = {}
-    for key, value in arrays.items():
-        buffer = io.BytesIO()
-        np.save(buffer, value)
-        members[key + ".npy"] = buffer.getvalue()
+    members = npy_members(checkpoint)
     buffer = io.BytesIO()
     np.save(buffer, np.zeros(2**26))  # 512 MB of zeros, a few hundred kB compressed
     members["padding.npy"] = buffer.getvalue()
