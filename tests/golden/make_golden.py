@@ -1,0 +1,59 @@
+"""Write the golden reference data (run once, at the commit whose results are the reference).
+
+    python tests/golden/make_golden.py            # every case and the 0.1.0 resume runs
+    python tests/golden/make_golden.py --only X   # one case
+
+Never rerun this to make a failing golden test pass: a refactor must change no result. Rerun it
+only for a deliberate change of results, in a commit of its own that says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.golden.cases import CASES, DATA, RESUME_FROM, RESUME_RUNS, encode, read_run  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--no-resume", action="store_true")
+    args = parser.parse_args()
+    DATA.mkdir(exist_ok=True)
+    for name, case in CASES.items():
+        if args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            out = case(Path(tmp))
+        (DATA / f"{name}.json").write_text(json.dumps(encode(out), indent=0, sort_keys=True) + "\n")
+        print("wrote", name)
+    if args.no_resume:
+        return
+    for name, run_args in RESUME_RUNS.items():
+        if args.only and name not in args.only:
+            continue
+        target = DATA / "v0.1.0-runs" / name
+        shutil.rmtree(target, ignore_errors=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            run = Path(tmp) / "run"
+            subprocess.run([sys.executable, "-m", "blackbox", "run", *run_args, "--out", str(run), "--quiet",
+                            "--no-plot", "--checkpoint-every", "1", "--keep", "10"], check=True,
+                           env={**os.environ})
+            reference = read_run(run)
+            target.mkdir(parents=True)
+            shutil.copy(run / "config.toml", target / "config.toml")
+            shutil.copytree(run / "checkpoints" / RESUME_FROM, target / "checkpoints" / RESUME_FROM)
+            (target.parent / f"{name}.json").write_text(json.dumps(encode(reference), indent=0, sort_keys=True) + "\n")
+        print("wrote resume run", name)
+
+
+if __name__ == "__main__":
+    main()
