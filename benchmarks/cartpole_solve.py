@@ -5,7 +5,7 @@
 "Solved" is the usual criterion: the center's mean return over 20 fresh evaluation episodes is at
 least 475. Each run trains with the settings ``blackbox run --problem gym:CartPole-v1`` uses (the
 problem's preset, printed below; ``--set`` overrides strategy options), checks the center on 20 fresh
-episodes whenever its training return reaches 475 (``blackbox.confirm.ConfirmGoal``), and stops once
+episodes whenever its training return reaches 475 (``blackbox.driver.stop.ConfirmGoal``), and stops once
 that check passes. Wall time covers building the problem and strategy, training and the checks,
 in this process (imports excluded); ``rollout`` is the part spent inside environment rollouts.
 """
@@ -23,9 +23,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import blackbox as bb  # noqa: E402
-from blackbox.confirm import ConfirmGoal  # noqa: E402
-from blackbox.problems.gym_presets import recommended  # noqa: E402
-from blackbox.spec import parse_value  # noqa: E402
+from blackbox.driver.stop import ConfirmGoal  # noqa: E402
+from blackbox.problems.gym.presets import recommended  # noqa: E402
+from blackbox.registry.spec import parse_value  # noqa: E402
 
 
 def solve(seed: int, env: str, strategy: str, options: dict, problem_options: dict, generations: int,

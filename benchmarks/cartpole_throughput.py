@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import blackbox as bb  # noqa: E402
-from blackbox.confirm import ConfirmGoal  # noqa: E402
-from blackbox.problems.gym_presets import recommended  # noqa: E402
-from blackbox.spec import parse_value  # noqa: E402
+from blackbox.driver.stop import ConfirmGoal  # noqa: E402
+from blackbox.problems.gym.presets import recommended  # noqa: E402
+from blackbox.registry.spec import parse_value  # noqa: E402
 
 
 def raw_random(seconds: float, seed: int) -> float:

@@ -26,10 +26,10 @@ import numpy as np
 from rich.console import Console
 
 import blackbox as bb
-from blackbox.checkpoint import Checkpointer, load_checkpoint, save_checkpoint
-from blackbox.loop import Run
-from blackbox.progress import ProgressDisplay
-from blackbox.records import CSVRecords, JSONLRecords
+from blackbox.driver.logs import CSVRecords, JSONLRecords
+from blackbox.driver.loop import Run
+from blackbox.driver.progress import ProgressDisplay
+from blackbox.store.checkpoint import Checkpointer, load_checkpoint, save_checkpoint
 
 
 def median_time(fn, repeats: int) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.problems.gym import GymProblem  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 TASKS = {
     "CartPole-v1": {}, "Acrobot-v1": {}, "MountainCarContinuous-v0": {}, "Pendulum-v1": {},

@@ -18,7 +18,7 @@ import argparse
 import statistics
 
 import blackbox as bb
-from blackbox.contrast import BLOG_SLOWDOWN, run_contrast
+from blackbox.lab.contrast import BLOG_SLOWDOWN, run_contrast
 
 
 def fmt(value, spec: str) -> str:

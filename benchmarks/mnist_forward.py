@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 import blackbox as bb
-from blackbox.datasets import write_idx
-from blackbox.problems.classifiers import MaxPool2x2
+from blackbox.problems.mnist.classifiers import MaxPool2x2
+from blackbox.problems.mnist.data import write_idx
 
 
 def timed(fn, repeats: int) -> float:

@@ -25,9 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import blackbox as bb  # noqa: E402
-from blackbox.loop import Callback  # noqa: E402
-from blackbox.problems.gym_presets import recommended  # noqa: E402
-from blackbox.spec import parse_value  # noqa: E402
+from blackbox.driver.loop import Callback  # noqa: E402
+from blackbox.problems.gym.presets import recommended  # noqa: E402
+from blackbox.registry.spec import parse_value  # noqa: E402
 
 
 class Curve(Callback):

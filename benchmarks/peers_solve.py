@@ -153,9 +153,9 @@ def contenders(task: Task, workers: int = 2) -> list[Contender]:
 # -- the child processes ---------------------------------------------------------------------------
 def child_blackbox(task: Task, config: dict, seed: int) -> dict:
     import blackbox as bb
-    from blackbox.confirm import ConfirmGoal
-    from blackbox.loop import Callback
-    from blackbox.problems.gym_presets import recommended
+    from blackbox.driver.loop import Callback
+    from blackbox.driver.stop import ConfirmGoal
+    from blackbox.problems.gym.presets import recommended
 
     preset = recommended(task.env, config["strategy"])
     started = time.perf_counter()

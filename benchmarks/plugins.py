@@ -36,7 +36,7 @@ def discovery_table() -> None:
         ("import blackbox (reads no entry points)",
          setup + "t = time.perf_counter(); import blackbox; print(time.perf_counter() - t)"),
         ("blackbox registry, all 3 groups",
-         setup + "import blackbox.registry as r; t = time.perf_counter(); "
+         setup + "import blackbox.registry.plugins as r; t = time.perf_counter(); "
          "[r.registry_for(k).names() for k in ('strategy', 'problem', 'executor')]; print(time.perf_counter() - t)"),
         ("importlib entry_points, once per group",
          setup + "t = time.perf_counter(); [m.entry_points(group=g) for g in "

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import blackbox as bb
-from blackbox.registry import problems
+from blackbox.registry.plugins import problems
 
 
 def _ship_by_value() -> None:

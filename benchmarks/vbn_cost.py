@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import machine  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 
 def rate(problem: GymProblem, params: np.ndarray, seeds: np.ndarray) -> float:

@@ -62,7 +62,7 @@ def main() -> None:
     table = es.table
     if not table.mapped:
         raise SystemExit(f"{table} is not memory-mapped; use a larger --dim (tables >= 2^22 are cached)")
-    from blackbox.noise import _FORMAT_VERSION, cache_dir
+    from blackbox.core.noise import _FORMAT_VERSION, cache_dir
 
     path = str(cache_dir() / f"noise-v{_FORMAT_VERSION}-seed{table.seed}-size{table.size}-float32.npy")
     executor = LokyExecutor(workers=args.workers)

@@ -12,7 +12,14 @@ entry points; ``bb.optimize`` is the driver that runs them together.
 
 from __future__ import annotations
 
-from . import stop
+from .core.executor import Executor
+from .core.noise import NoiseTable
+from .core.population import Population
+from .core.problem import EvalResult, Problem
+from .core.seeding import evaluation_seeds
+from .core.strategy import Strategy
+from .driver import stop
+from .driver.loop import Callback, Record, Result, Run, optimize
 from .errors import (
     BlackboxError,
     CheckpointError,
@@ -27,19 +34,12 @@ from .errors import (
     UnknownNameError,
     WorkerError,
 )
-from .executor import Executor
 from .executors.futures import FuturesExecutor
 from .executors.loky import LokyExecutor
-from .loop import Callback, Record, Result, Run, optimize
-from .noise import NoiseTable
-from .optim import SGD, Adam, ClipUp, make_optimizer
-from .population import Population
-from .problem import EvalResult, Problem
-from .registry import make_executor, make_problem, make_strategy
-from .seeding import evaluation_seeds
-from .shaping import centered_ranks, nes_utilities, zscore
-from .spec import Spec, parse_spec
-from .strategy import Strategy
+from .registry.plugins import make_executor, make_problem, make_strategy
+from .registry.spec import Spec, parse_spec
+from .strategies.optim import SGD, Adam, ClipUp, make_optimizer
+from .strategies.shaping import centered_ranks, nes_utilities, zscore
 
 __version__ = "0.1.0"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from blackbox.config import run_config
+from blackbox.config.run import run_config
 from blackbox.files import load_npz
-from blackbox.runs import start_run
+from blackbox.lab.runs import start_run
 
 SMOKE = os.environ.get("BLACKBOX_SMOKE", "") not in ("", "0")
 STOP = {"generations": 3} if SMOKE else {"generations": 100, "goal": 475.0, "goal_generations": 3}

@@ -14,7 +14,7 @@ import numpy as np
 from blackbox import EvalResult, Population, Strategy
 from blackbox.executors.serial import SerialExecutor
 from blackbox.problems.functions import Sphere
-from blackbox.strategies.openai_es import OpenAIES
+from blackbox.strategies.search_gradient import OpenAIES
 
 
 class ToyES(Strategy):
@@ -316,7 +316,7 @@ class LocalRowNumbers(SerialExecutor):
         problem = self._require_started()
         if state:
             problem.load_state_dict(state)
-        from blackbox.executor import evaluate_rows
+        from blackbox.core.executor import evaluate_rows
 
         parts = [evaluate_rows(problem, population.take(slice(i, i + 4)), seeds[i : i + 4])
                  for i in range(0, len(population), 4)]

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 import blackbox as bb
-from blackbox.registry import problems
+from blackbox.registry.plugins import problems
 
 
 class Drift(bb.Problem):

@@ -13,9 +13,9 @@ pytestmark = [
 ]
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.convnets import AtariCNN, initial_params  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.gym_presets import recommended  # noqa: E402
+from blackbox.problems.gym.convnets import AtariCNN, initial_params  # noqa: E402
+from blackbox.problems.gym.presets import recommended  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ import pytest
 from run_problems import Drift
 
 import blackbox as bb
-from blackbox import checkpoint as ck
+from blackbox.store import checkpoint as ck
+from blackbox.driver.loop import Run
+from blackbox.driver.stop import GoalHeld
 from blackbox.errors import CheckpointError
-from blackbox.loop import Run
-from blackbox.stop import GoalHeld
 
 
 def test_state_trees_round_trip_exactly():
@@ -233,15 +233,16 @@ def test_code_changes_are_described():
     new["libraries"] = {**old.get("libraries", {}), "only-in-new-lib": "9.9"}
     changes = ck.code_changes(old, new)
     assert f"numpy version: {np.__version__} -> 0.0" in changes
-    assert "strategy source (blackbox.strategies.nes:NES or a module it imports) changed" in changes
+    assert "strategy source (blackbox.strategies.search_gradient:NES or a module it imports) changed" in changes
     assert not any("only-in-new-lib" in c for c in changes)  # compared only where both list it
     assert ck.code_changes(old, old) == []
 
 
 def test_source_closure_follows_the_package_imports():
-    files = [p.replace("\\", "/").split("blackbox/")[-1] for p in ck.source_closure("blackbox.strategies.nes")]
-    assert {"strategies/nes.py", "optim.py", "noise.py", "strategy.py", "population.py"} <= set(files)
-    assert "strategies/openai_es.py" not in files and "cli/run.py" not in files
+    files = [p.replace("\\", "/").split("blackbox/")[-1] for p in ck.source_closure("blackbox.strategies.search_gradient")]
+    assert {"strategies/search_gradient.py", "strategies/optim.py", "core/noise.py", "core/strategy.py",
+            "core/population.py"} <= set(files)
+    assert "strategies/pgpe.py" not in files and "cli/run.py" not in files
 
 
 def test_a_run_passed_again_keeps_its_stop_state_and_stops_at_once_when_met():

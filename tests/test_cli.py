@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from blackbox.cli import main
+from blackbox.driver.logs import read_csv_records
 from blackbox.files import load_npz
-from blackbox.records import read_csv_records
 
 
 def test_run_writes_a_run_directory(tmp_path, capsys):

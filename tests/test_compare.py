@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from run_problems import registered_drift
 
-from blackbox import stats
+from blackbox.lab import stats
 from blackbox.cli import main
-from blackbox.experiment import load_experiment
-from blackbox.records import read_csv_records
+from blackbox.driver.logs import read_csv_records
+from blackbox.lab.experiment import load_experiment
 
 EXPERIMENT = """\
 name = "tiny"
@@ -275,7 +275,7 @@ def test_progress_ratios_follow_the_papers_table():
 
 def test_a_failing_run_does_not_stop_the_grid(tmp_path, drift, capsys):
     import blackbox as bb
-    from blackbox.registry import problems
+    from blackbox.registry.plugins import problems
 
     class Boom(bb.Problem):
         """Always fails."""

@@ -6,10 +6,10 @@ import textwrap
 import pytest
 
 from blackbox.cli import main
-from blackbox.config import key_lines, run_config
+from blackbox.config.run import key_lines, run_config
+from blackbox.driver.logs import read_csv_records, read_jsonl_records
 from blackbox.errors import ConfigError
 from blackbox.files import load_npz
-from blackbox.records import read_csv_records, read_jsonl_records
 
 TIMINGS = ("time", "generation_time")
 
@@ -102,7 +102,7 @@ def test_flags_override_the_file_key_by_key(tmp_path, capsys):
     assert code == 0
     summary = json.loads(stdout)
     assert summary["generations"] == 5 and summary["seed"] == 7
-    from blackbox.config import load_toml
+    from blackbox.config.run import load_toml
 
     written = load_toml(out / "config.toml").data
     assert written["seed"] == 7
@@ -122,7 +122,7 @@ def test_another_strategy_name_replaces_the_files_options(tmp_path, capsys):
     code, _, err = run_cli(["run", "--config", str(path), "--out", str(out), "--quiet", "--strategy", "ga",
                             "--no-plot"], capsys)
     assert code == 0, err
-    from blackbox.config import load_toml
+    from blackbox.config.run import load_toml
 
     strategy = load_toml(out / "config.toml").data["strategy"]
     assert strategy["name"] == "ga" and strategy["popsize"] == 64 and strategy["sigma"] == 0.02

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from blackbox.registry import executors, problems, strategies
+from blackbox.registry.plugins import executors, problems, strategies
 from blackbox.testing import Subject, parametrize_with_checks
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -15,7 +15,7 @@ HAS_ATARI = HAS_TORCH and all(importlib.util.find_spec(m) is not None for m in (
 
 def torch_vbn_mlp(in_size, out_size):
     """A torch policy with VirtualBatchNorm layers (the torch path of vbn=true)."""
-    from blackbox.problems.policies import MLPPolicy
+    from blackbox.problems.gym.policies import MLPPolicy
 
     return MLPPolicy(in_size, out_size, (8,), vbn=True).to_torch()
 

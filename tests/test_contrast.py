@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from blackbox.contrast.curves import Curve, EvalSchedule, compare
 from blackbox.errors import ConfigError
+from blackbox.lab.contrast.curves import Curve, EvalSchedule, compare
 
 
 def curve(method, points):
@@ -57,7 +57,7 @@ pytest.importorskip("matplotlib")
 
 import blackbox as bb  # noqa: E402
 from blackbox.cli import main  # noqa: E402
-from blackbox.contrast import BackpropConfig, train_backprop  # noqa: E402
+from blackbox.lab.contrast import BackpropConfig, train_backprop  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ torch = pytest.importorskip("torch", reason="device= runs policies in torch")
 import blackbox as bb  # noqa: E402
 from blackbox.problems import devices  # noqa: E402
 from blackbox.problems.devices import DeviceFallbackWarning, check_device, resolve_device  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.policies import MLPPolicy, TorchPolicy, make_policy  # noqa: E402
+from blackbox.problems.gym.policies import MLPPolicy, TorchPolicy, make_policy  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="tests the fallback of a machine without CUDA")
 

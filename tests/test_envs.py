@@ -9,8 +9,8 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 
 import blackbox as bb  # noqa: E402
-from blackbox.envs import CYCLIC_MDP_ID, CyclicMDP  # noqa: E402
-from blackbox.envs.cyclic_mdp import CLOCKWISE, COUNTER_CLOCKWISE, STAY  # noqa: E402
+from blackbox.problems.gym.envs import CYCLIC_MDP_ID, CyclicMDP  # noqa: E402
+from blackbox.problems.gym.envs.cyclic_mdp import CLOCKWISE, COUNTER_CLOCKWISE, STAY  # noqa: E402
 
 
 def test_registered_on_import_with_the_cap():
@@ -22,7 +22,7 @@ def test_registered_on_import_with_the_cap():
 
 
 def test_module_colon_id_imports_and_registers_in_a_fresh_process():
-    code = ("import gymnasium as gym; env = gym.make('blackbox.envs:blackbox/CyclicMDP-v0'); "
+    code = ("import gymnasium as gym; env = gym.make('blackbox.problems.gym.envs:blackbox/CyclicMDP-v0'); "
             "print(type(env.unwrapped).__name__, env.spec.max_episode_steps)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["CyclicMDP", "1000"]
@@ -31,9 +31,9 @@ def test_module_colon_id_imports_and_registers_in_a_fresh_process():
 def test_importing_twice_does_not_warn(recwarn):
     import importlib
 
-    import blackbox.envs
+    import blackbox.problems.gym.envs
 
-    importlib.reload(blackbox.envs)
+    importlib.reload(blackbox.problems.gym.envs)
     assert not [w for w in recwarn if "Overriding environment" in str(w.message)]
 
 

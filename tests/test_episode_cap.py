@@ -6,8 +6,8 @@ import pytest
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.episode_cap import make_episode_cap  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
+from blackbox.problems.gym.episode_cap import make_episode_cap  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 
 def test_mean_rule_is_twice_the_mean_length_of_the_last_generation():

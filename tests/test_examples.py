@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blackbox.cli import main
-from blackbox.registry import executors, problems, strategies
+from blackbox.registry.plugins import executors, problems, strategies
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

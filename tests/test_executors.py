@@ -26,9 +26,9 @@ from executor_problems import (
 )
 
 import blackbox as bb
-from blackbox.executors.dispatch import chunk_bounds
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
+from blackbox.executors.wire import chunk_bounds
 
 TESTS = Path(__file__).resolve().parent
 
@@ -303,7 +303,7 @@ CLI_SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})
     import executor_problems
-    from blackbox.registry import problems
+    from blackbox.registry.plugins import problems
     from blackbox.cli import main
     problems.register("sleepy", executor_problems.Sleepy)
     sys.exit(main(sys.argv[1:]))

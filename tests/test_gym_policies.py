@@ -7,9 +7,9 @@ gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip i
 spaces = gym.spaces
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.actions import make_action_adapter  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.policies import MLPPolicy, make_policy  # noqa: E402
+from blackbox.problems.gym.actions import make_action_adapter  # noqa: E402
+from blackbox.problems.gym.policies import MLPPolicy, make_policy  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 
 def test_mlp_layout_is_torchs_and_outputs_agree():

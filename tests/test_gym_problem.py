@@ -11,12 +11,12 @@ import pytest
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
-from blackbox.confirm import ConfirmGoal  # noqa: E402
+from blackbox.core.population import Population  # noqa: E402
+from blackbox.driver.stop import ConfirmGoal  # noqa: E402
 from blackbox.executors.serial import SerialExecutor  # noqa: E402
-from blackbox.population import Population  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.gym_presets import recommended  # noqa: E402
-from blackbox.problems.obs_norm import RunningStats, combine_moments, episode_moments, sampled_rows  # noqa: E402
+from blackbox.problems.gym.obs_norm import RunningStats, combine_moments, episode_moments, sampled_rows  # noqa: E402
+from blackbox.problems.gym.presets import recommended  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 HAS_BOX2D = importlib.util.find_spec("Box2D") is not None
 HAS_MUJOCO = importlib.util.find_spec("mujoco") is not None

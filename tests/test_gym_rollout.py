@@ -8,9 +8,9 @@ import pytest
 
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
-from blackbox.problems.envs import CartPoleSlots  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.rollout import episode_seeds  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
+from blackbox.problems.gym.rollout import episode_seeds  # noqa: E402
+from blackbox.problems.gym.slots import CartPoleSlots  # noqa: E402
 
 HAS_BOX2D = importlib.util.find_spec("Box2D") is not None
 HAS_MUJOCO = importlib.util.find_spec("mujoco") is not None

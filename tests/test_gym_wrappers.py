@@ -6,8 +6,8 @@ import pytest
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.wrappers import RepeatAction  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
+from blackbox.problems.gym.wrappers import RepeatAction  # noqa: E402
 
 
 class Counter(gym.Env):
@@ -76,7 +76,7 @@ def test_wrapper_options_are_checked():
         GymProblem("CartPole-v1", env_kwargs=[1])
 
 
-@pytest.mark.parametrize("env", ["blackbox/CyclicMDP-v0", "blackbox.envs:blackbox/CyclicMDP-v0"])
+@pytest.mark.parametrize("env", ["blackbox/CyclicMDP-v0", "blackbox.problems.gym.envs:blackbox/CyclicMDP-v0"])
 def test_cyclic_mdp_through_the_gym_problem(env):
     problem = bb.make_problem(f"gym:{env},policy=linear", env_kwargs={"state_dependent": True})
     assert problem.dim == 3 * 3 + 3 and problem.max_episode_steps == 1000

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import blackbox as bb
-from blackbox.datasets import MNIST_DIR_ENV, read_idx, read_idx_header, resolve_data, write_idx
-from blackbox.datasets.mnist import find_mnist_files, load_mnist_arrays, mnist_image_shape
+from blackbox.problems.mnist.data import MNIST_DIR_ENV, read_idx, read_idx_header, resolve_data, write_idx
+from blackbox.problems.mnist.data.mnist import find_mnist_files, load_mnist_arrays, mnist_image_shape
 
 CODES = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C, np.float32: 0x0D, np.float64: 0x0E}
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import blackbox as bb
-from blackbox.stop import GoalHeld
+from blackbox.driver.stop import GoalHeld
 
 
 def test_records_have_every_field_and_cumulative_counters():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import blackbox as bb
-from blackbox import noise as noise_module
-from blackbox.noise import NoiseTable, default_table_size
+from blackbox.core import noise as noise_module
+from blackbox.core.noise import NoiseTable, default_table_size
 
 
 def test_table_is_deterministic_from_seed_and_differs_across_seeds():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import blackbox as bb
-from blackbox.optim import make_optimizer
+from blackbox.strategies.optim import make_optimizer
 
 
 def test_adam_matches_reference_formula():

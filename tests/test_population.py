@@ -3,7 +3,7 @@ import pickle
 import numpy as np
 
 import blackbox as bb
-from blackbox.noise import NoiseTable
+from blackbox.core.noise import NoiseTable
 
 
 def test_dense_rows_equal_center_plus_sigma_times_table_slice():

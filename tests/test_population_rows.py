@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from blackbox.noise import NoiseTable
-from blackbox.population import Population
+from blackbox.core.noise import NoiseTable
+from blackbox.core.population import Population
 
 
 def reference_rows(pop: Population, indices: np.ndarray) -> np.ndarray:

@@ -7,9 +7,9 @@ import numpy as np
 from rich.console import Console
 
 import blackbox as bb
-from blackbox.plots import plot_run
-from blackbox.progress import ProgressDisplay, budget_fraction, format_duration
-from blackbox.records import CSVRecords, JSONLRecords, read_csv_records, read_jsonl_records
+from blackbox.driver.logs import CSVRecords, JSONLRecords, read_csv_records, read_jsonl_records
+from blackbox.driver.progress import ProgressDisplay, budget_fraction, format_duration
+from blackbox.lab.plots import plot_run
 
 
 def record(**fields):

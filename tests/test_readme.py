@@ -26,7 +26,7 @@ def test_readme_opening_example_runs_and_converges():
 
 
 def test_readme_strategy_table_lists_every_builtin_with_its_file():
-    from blackbox.registry import strategies
+    from blackbox.registry.plugins import strategies
 
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## Built-in strategies"):]

@@ -20,7 +20,7 @@ from blackbox import registry
 from blackbox.cli import main
 
 GOOD = '''
-from blackbox.strategies.openai_es import OpenAIES
+from blackbox.strategies.search_gradient import OpenAIES
 
 class GoodES(OpenAIES):
     """A third-party strategy that works."""

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from run_problems import registered_drift
 
-from blackbox.checkpoint import list_checkpoints
 from blackbox.cli import main
-from blackbox.config import run_config
+from blackbox.config.run import run_config
+from blackbox.driver.logs import read_csv_records, read_jsonl_records
+from blackbox.driver.loop import Callback
 from blackbox.files import load_npz
-from blackbox.loop import Callback
-from blackbox.records import read_csv_records, read_jsonl_records
-from blackbox.runs import resume_run, start_run
+from blackbox.lab.runs import resume_run, start_run
+from blackbox.store.checkpoint import list_checkpoints
 
 TESTS = Path(__file__).resolve().parent
 TIMINGS = ("time", "generation_time")

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import blackbox as bb
-from blackbox.shaping import average_ranks, centered_ranks, get_shaping, raw, zscore
+from blackbox.strategies.shaping import average_ranks, centered_ranks, get_shaping, raw, zscore
 
 # Integers (with ties) keep every transform below strictly increasing in floating point too.
 values = st.integers(-1000, 1000).map(float)

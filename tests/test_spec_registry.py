@@ -1,8 +1,8 @@
 import pytest
 
 import blackbox as bb
-from blackbox.registry import executors, problems, strategies
-from blackbox.spec import format_spec, parse_spec
+from blackbox.registry.plugins import executors, problems, strategies
+from blackbox.registry.spec import format_spec, parse_spec
 
 
 @pytest.mark.parametrize("text,name,args,kwargs", [

@@ -151,7 +151,7 @@ def test_the_kit_documents_every_check():
 
 def test_blackbox_check_command(capsys):
     from blackbox.cli import main
-    from blackbox.registry import strategies
+    from blackbox.registry.plugins import strategies
 
     assert main(["check", "ga", "--dim", "3"]) == 0
     assert "14 of 14 checks ok" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import blackbox as bb  # noqa: E402
-from blackbox.torch_params import FlatParams  # noqa: E402
+from blackbox.problems.torch_params import FlatParams  # noqa: E402
 
 
 def small_net():

@@ -10,10 +10,10 @@ gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip i
 torch = pytest.importorskip("torch", reason="VBN's torch path needs torch")
 
 import blackbox as bb  # noqa: E402
-from blackbox.problems.gym import GymProblem  # noqa: E402
-from blackbox.problems.policies import MLPPolicy, TorchPolicy  # noqa: E402
-from blackbox.problems.reference import collect_reference_batch  # noqa: E402
-from blackbox.problems.vbn import VBNRunner, VirtualBatchNorm, freeze, has_vbn  # noqa: E402
+from blackbox.problems.gym.policies import MLPPolicy, TorchPolicy  # noqa: E402
+from blackbox.problems.gym.problem import GymProblem  # noqa: E402
+from blackbox.problems.gym.reference import collect_reference_batch  # noqa: E402
+from blackbox.problems.gym.vbn import VBNRunner, VirtualBatchNorm, freeze, has_vbn  # noqa: E402
 
 
 def members(policy, n, seed=0, scale=0.5):

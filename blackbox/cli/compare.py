@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..experiment import Cell, load_experiment, plan_cells, run_experiment
-from ..loop import Callback
+from ..driver.loop import Callback
+from ..lab.experiment import Cell, load_experiment, plan_cells, run_experiment
 
 __all__ = ["add_parser", "run"]
 
@@ -53,7 +53,7 @@ class _Status(Callback):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import write_report
+    from ..lab.report import write_report
 
     experiment = load_experiment(args.experiment, out=args.out, smoke=True if args.smoke else None, jobs=args.jobs)
     show = not (args.quiet or args.json)

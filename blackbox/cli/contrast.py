@@ -13,10 +13,10 @@ import json
 import time
 from pathlib import Path
 
-from ..config import parse_set
+from ..config.run import parse_set
 from ..errors import ConfigError
 from ..files import to_plain, write_json
-from ..registry import make_problem
+from ..registry.plugins import make_problem
 
 __all__ = ["add_parser", "run"]
 
@@ -69,9 +69,9 @@ def _out_dir(out: Path | None, problem: str, overwrite: bool) -> Path:
 
 
 def run(args) -> int:
-    from ..contrast import BackpropConfig, EvalSchedule, run_contrast
-    from ..contrast.report import print_report, slowdown_sentence
-    from ..contrast.runner import check_supervised
+    from ..lab.contrast import BackpropConfig, EvalSchedule, run_contrast
+    from ..lab.contrast.report import print_report, slowdown_sentence
+    from ..lab.contrast.runner import check_supervised
 
     settings = dict(parse_set(pair) for pair in args.settings)
     for reserved in ("dim", "seed", "x0"):
@@ -92,7 +92,7 @@ def run(args) -> int:
     )
     plot_path = None
     if not args.no_plot:
-        from ..contrast.plot import plot_contrast
+        from ..lab.contrast.plot import plot_contrast
 
         plot_path = plot_contrast(report, out / "contrast.png")
     summary = {**report.as_dict(), "slowdown": slowdown_sentence(report),

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import PluginError
-from ..registry import broken_distributions, registry_for
+from ..registry.plugins import broken_distributions, registry_for
 
 KINDS = ("strategies", "problems", "executors")
 

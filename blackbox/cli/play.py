@@ -54,7 +54,7 @@ def load_policy(source: Path, which: str = "center") -> tuple[np.ndarray, dict[s
     folder = source if source.is_dir() else source.parent if source.name in ("arrays.npz", "state.json") else None
     if folder is None:
         return load_policy_file(source, which)
-    from ..checkpoint import load_checkpoint
+    from ..store.checkpoint import load_checkpoint
 
     checkpoint = load_checkpoint(folder)
     params = checkpoint.center if which == "center" else checkpoint.best_params
@@ -113,7 +113,7 @@ def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dic
 
 
 def build_problem(config: dict[str, Any]):
-    from ..registry import make_problem
+    from ..registry.plugins import make_problem
 
     options = dict(config.get("problem") or {})
     name = options.pop("name", None)

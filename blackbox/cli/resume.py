@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..config import RunConfig, component_override
-from ..runs import resume_run
+from ..config.run import RunConfig, component_override
+from ..lab.runs import resume_run
 from .run import add_budget_flags, add_output_flags, apply_flags, print_summary
 
 __all__ = ["add_parser", "run"]

@@ -1,7 +1,7 @@
 """``blackbox run``: train one strategy on one problem and save the run directory.
 
-Settings come from a TOML file (``--config``, see :mod:`blackbox.config`) and from flags, which
-override the file key by key. The run directory (see :mod:`blackbox.runs`) receives the fully
+Settings come from a TOML file (``--config``, see :mod:`blackbox.config.run`) and from flags, which
+override the file key by key. The run directory (see :mod:`blackbox.lab.runs`) receives the fully
 resolved config, so ``blackbox run --config RUN/config.toml --out OTHER`` repeats the run exactly.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import (
+from ..config.run import (
     COMPONENTS,
     RunConfig,
     build_components,
@@ -26,7 +26,7 @@ from ..config import (
     set_value,
 )
 from ..files import to_plain
-from ..runs import check_out_dir, default_out, describe_summary, start_run
+from ..lab.runs import check_out_dir, default_out, describe_summary, start_run
 
 __all__ = ["add_parser", "run", "build_run", "prepare_out_dir", "add_budget_flags", "add_output_flags",
            "apply_flags"]

@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_choice, check_int
+from ..core.executor import Executor
+from ..core.population import Population
+from ..core.problem import EvalResult, Problem
 from ..errors import ConfigError, WorkerError
-from ..executor import Executor
-from ..population import Population
-from ..problem import EvalResult, Problem
-from ..validation import check_choice, check_int
-from .dispatch import (
+from .wire import (
     Broadcast,
     DispatchStats,
     Task,

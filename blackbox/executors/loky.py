@@ -37,12 +37,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_choice, check_float, check_int
+from ..core.executor import Executor
+from ..core.population import Population
+from ..core.problem import EvalResult, Problem
 from ..errors import WorkerError
-from ..executor import Executor
-from ..population import Population
-from ..problem import EvalResult, Problem
-from ..validation import check_choice, check_float, check_int
-from .dispatch import (
+from .shm import RunDirectory, load_file
+from .wire import (
     DispatchStats,
     Task,
     WorkerCache,
@@ -56,7 +57,6 @@ from .dispatch import (
     task_row_bytes,
     thread_env,
 )
-from .shm import RunDirectory, load_file
 
 __all__ = ["LokyExecutor"]
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ..executor import Executor, evaluate_rows
-from ..population import Population
-from ..problem import EvalResult
-from ..validation import check_int
+from .._validate import check_int
+from ..core.executor import Executor, evaluate_rows
+from ..core.population import Population
+from ..core.problem import EvalResult
 
 __all__ = ["SerialExecutor"]
 

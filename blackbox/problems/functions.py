@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..problem import EvalResult, Problem
-from ..validation import check_float, check_int, check_vector
+from .._validate import check_float, check_int, check_vector
+from ..core.problem import EvalResult, Problem
 
 __all__ = ["Quadratic", "Sphere", "Rosenbrock", "Rastrigin", "BLOG_SOLUTION"]
 

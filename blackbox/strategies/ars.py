@@ -19,7 +19,7 @@ normalization, which belongs to the policy's input and therefore lives in the gy
 ``ars`` with the gym problem's observation normalization switched on (running mean and standard
 deviation of the observed states, synced by the driver each generation), and a linear policy, as in
 the paper. ``sigma_decay`` / ``sigma_min`` set an optional schedule for ``nu``
-(:mod:`blackbox.schedule`).
+(:mod:`blackbox.strategies._gaussian`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_float, check_int
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ..noise import NoiseTable
-from ..population import Population
-from ..sampling import sample_rows
-from ..schedule import SigmaSchedule
-from ..shaping import raw
-from ..strategy import Strategy
-from ..validation import check_float, check_int
+from ._gaussian import SigmaSchedule, sample_rows
+from .shaping import raw
 
 __all__ = ["ARS"]
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_float, check_int, check_stdev
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ..noise import NoiseTable
-from ..population import Population
-from ..sampling import root_mean_square
-from ..shaping import rank_weights
-from ..strategy import Strategy
-from ..validation import check_float, check_int, check_stdev
+from ._gaussian import root_mean_square
+from .shaping import rank_weights
 
 __all__ = ["CEM"]
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_dim_x0, check_float, check_int
+from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ..population import Population
-from ..shaping import rank_weights
-from ..strategy import Strategy
-from ..validation import check_dim_x0, check_float, check_int
+from .shaping import rank_weights
 from .snes import default_nes_popsize
 
 __all__ = ["CMAES", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]

@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_choice, check_float, check_int, check_stdev
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ..noise import NoiseTable
-from ..optim import OPTIMIZERS, make_optimizer
-from ..population import Population
-from ..sampling import check_mirrored_popsize, root_mean_square, sample_rows
-from ..shaping import SHAPINGS, get_shaping
-from ..strategy import Strategy
-from ..validation import check_choice, check_float, check_int, check_stdev
+from ._gaussian import check_mirrored_popsize, root_mean_square, sample_rows
+from .optim import OPTIMIZERS, make_optimizer
+from .shaping import SHAPINGS, get_shaping
 
 __all__ = ["PGPE"]
 

@@ -11,16 +11,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..noise import NoiseTable
-from ..optim import OPTIMIZERS, make_optimizer
-from ..population import Population
-from ..sampling import check_mirrored_popsize, sample_rows
-from ..schedule import SigmaSchedule
-from ..shaping import SHAPINGS, get_shaping
-from ..strategy import Strategy
-from ..validation import check_choice, check_float, check_int
+from .._validate import check_choice, check_float, check_int
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
+from ._gaussian import SigmaSchedule, check_mirrored_popsize, sample_rows
+from .optim import OPTIMIZERS, make_optimizer
+from .shaping import SHAPINGS, get_shaping
 
-__all__ = ["IsotropicSearchGradient"]
+__all__ = ["IsotropicSearchGradient", "NES", "OpenAIES"]
 
 
 class IsotropicSearchGradient(Strategy):
@@ -61,3 +60,75 @@ class IsotropicSearchGradient(Strategy):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
+
+
+# -- from strategies/nes.py: Plain NES estimator, as in the OpenAI blog post "Evolution Strategies as a Scalable Alternative
+
+
+class NES(IsotropicSearchGradient):
+    """Plain NES search gradient with fixed sigma; z-scored fitness and SGD by default."""
+
+    name = "nes"
+    divide_by_sigma = True
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        *,
+        popsize: int = 50,
+        sigma: float = 0.1,
+        sigma_decay: float = 1.0,
+        sigma_min: float = 0.0,
+        lr: float = 0.001,
+        shaping: str = "zscore",
+        mirrored: bool = False,
+        optimizer: str = "sgd",
+        momentum: float = 0.9,
+        weight_decay: float = 0.0,
+        x0: Any = None,
+        seed: int | None = None,
+        noise_size: int | None = None,
+        noise_seed: int = 0,
+    ):
+        super().__init__(
+            dim=dim, popsize=popsize, sigma=sigma, sigma_decay=sigma_decay, sigma_min=sigma_min, lr=lr,
+            weight_decay=weight_decay, optimizer=optimizer, shaping=shaping, mirrored=mirrored, x0=x0,
+            seed=seed, noise_size=noise_size, noise_seed=noise_seed, momentum=momentum,
+        )
+
+
+# -- from strategies/openai_es.py: OpenAI-ES: Salimans, Ho, Chen, Sidor & Sutskever, "Evolution Strategies as a Scalable
+
+
+class OpenAIES(IsotropicSearchGradient):
+    """OpenAI-ES (Salimans et al. 2017): mirrored sampling, centered ranks, Adam, weight decay."""
+
+    name = "openai-es"
+    divide_by_sigma = False
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        *,
+        popsize: int = 64,
+        sigma: float = 0.02,
+        sigma_decay: float = 1.0,
+        sigma_min: float = 0.0,
+        lr: float = 0.01,
+        weight_decay: float = 0.005,
+        optimizer: str = "adam",
+        momentum: float = 0.9,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        shaping: str = "centered_ranks",
+        mirrored: bool = True,
+        x0: Any = None,
+        seed: int | None = None,
+        noise_size: int | None = None,
+        noise_seed: int = 0,
+    ):
+        super().__init__(
+            dim=dim, popsize=popsize, sigma=sigma, sigma_decay=sigma_decay, sigma_min=sigma_min, lr=lr,
+            weight_decay=weight_decay, optimizer=optimizer, shaping=shaping, mirrored=mirrored, x0=x0,
+            seed=seed, noise_size=noise_size, noise_seed=noise_seed, momentum=momentum, beta1=beta1, beta2=beta2,
+        )

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..noise import NoiseTable
-from ..population import Population
-from ..shaping import rank_weights
-from ..strategy import Strategy
-from ..validation import check_dim_x0, check_float, check_int
+from .._validate import check_dim_x0, check_float, check_int
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
 from .cma_es import check_mu, cma_parameters
+from .shaping import rank_weights
 from .snes import default_nes_popsize
 
 __all__ = ["SepCMAES"]

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ..noise import NoiseTable
-from ..population import Population
-from ..sampling import root_mean_square
-from ..shaping import SHAPINGS, get_shaping
-from ..strategy import Strategy
-from ..validation import check_choice, check_dim_x0, check_float, check_int, check_stdev
+from .._validate import check_choice, check_dim_x0, check_float, check_int, check_stdev
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
+from ._gaussian import root_mean_square
+from .shaping import SHAPINGS, get_shaping
 
 __all__ = ["SNES", "default_nes_popsize", "normalized_utilities"]
 

@@ -8,7 +8,7 @@ The top ``truncation`` fraction of each generation become parents. The next gene
 crossover. Offspring are encoded compactly as (parent index, noise offset). The center is the
 elite. Such et al. pick the elite after 30 extra episodes per top candidate; here the elite is
 simply re-evaluated every generation with the rest of the population. The mutation strength
-``sigma`` is fixed unless ``sigma_decay`` / ``sigma_min`` set a schedule (:mod:`blackbox.schedule`).
+``sigma`` is fixed unless ``sigma_decay`` / ``sigma_min`` set a schedule (:mod:`blackbox.strategies._gaussian`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_float, check_int
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ..noise import NoiseTable
-from ..population import Population
-from ..schedule import SigmaSchedule
-from ..shaping import average_ranks
-from ..strategy import Strategy
-from ..validation import check_float, check_int
+from ._gaussian import SigmaSchedule
+from .shaping import average_ranks
 
 __all__ = ["TruncationGA"]
 

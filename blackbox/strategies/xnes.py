@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ..population import Population
-from ..shaping import SHAPINGS
-from ..strategy import Strategy
-from ..validation import check_choice, check_dim_x0, check_float
+from .._validate import check_choice, check_dim_x0, check_float
+from ..core.population import Population
+from ..core.strategy import Strategy
 from .cma_es import check_dense_dim
+from .shaping import SHAPINGS
 from .snes import default_nes_popsize, normalized_utilities
 
 __all__ = ["XNES", "symmetric_expm"]

@@ -12,11 +12,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..core.noise import NoiseTable
+from ..core.population import Population
+from ..core.problem import EvalResult
 from ..errors import EvaluationError, StateError
 from ..executors.serial import SerialExecutor
-from ..noise import NoiseTable
-from ..population import Population
-from ..problem import EvalResult
 from .fixtures import FAIL_MARK, ProbeProblem
 from .kit import Subject, fail, register_check
 from .problem_checks import same_result
@@ -185,8 +185,8 @@ def check_close_and_restart(subject: Subject) -> None:
 @check
 def check_run_matches_serial(subject: Subject) -> None:
     """optimize() with this executor gives the same records and center as with the serial one, bit for bit."""
-    from ..loop import optimize
-    from ..registry import make_strategy
+    from ..driver.loop import optimize
+    from ..registry.plugins import make_strategy
 
     def run(executor):
         strategy = make_strategy("openai-es", dim=DIM, popsize=10, seed=3, x0=np.full(DIM, 0.5))

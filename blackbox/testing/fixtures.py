@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..problem import EvalResult, Problem
+from ..core.problem import EvalResult, Problem
 
 __all__ = ["ProbeProblem", "FAIL_MARK"]
 

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.executor import Executor
+from ..core.problem import Problem
+from ..core.strategy import Strategy
 from ..errors import BlackboxError, ConfigError, UnknownNameError, did_you_mean
-from ..executor import Executor
-from ..problem import Problem
-from ..registry import make_executor, make_problem, make_strategy, registry_for
-from ..spec import format_spec, parse_spec
-from ..strategy import Strategy
+from ..registry.plugins import make_executor, make_problem, make_strategy, registry_for
+from ..registry.spec import format_spec, parse_spec
 
 __all__ = [
     "CheckFailed", "ConformanceError", "Subject", "Check", "BoundCheck", "CheckResult", "Report",

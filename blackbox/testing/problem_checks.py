@@ -12,7 +12,7 @@ import pickle
 
 import numpy as np
 
-from ..problem import EvalResult
+from ..core.problem import EvalResult
 from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files
 from .strategy_checks import describe_difference, same

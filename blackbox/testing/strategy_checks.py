@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.population import Population
 from ..errors import StateError, TellError
-from ..population import Population
 from ..problems.functions import BLOG_SOLUTION
 from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files

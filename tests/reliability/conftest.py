@@ -15,7 +15,7 @@ def faulty():
     """The ``faulty`` problem (fault_problems.py) registered for one test module."""
     from fault_problems import register
 
-    from blackbox.registry import problems
+    from blackbox.registry.plugins import problems
 
     register()
     yield

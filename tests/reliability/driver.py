@@ -10,7 +10,7 @@ state.json written), ``state-written`` (both files written, not yet renamed), ``
 folder renamed into place, the directory not yet flushed), ``pruning`` (an old checkpoint half
 deleted), ``pruned`` (the old checkpoints deleted).
 
-The hooks wrap functions of ``blackbox.checkpoint`` from outside: the shipped code has no test hook.
+The hooks wrap functions of ``blackbox.store.checkpoint`` from outside: the shipped code has no test hook.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fault_problems  # noqa: E402
 
-from blackbox import checkpoint as ck  # noqa: E402
+from blackbox.store import checkpoint as ck  # noqa: E402
 from blackbox.cli import main  # noqa: E402
 
 POINTS = ("arrays-partial", "arrays-written", "state-partial", "state-written", "renamed", "pruning", "pruned")

@@ -2,7 +2,7 @@
 
 ``python endurance.py RUN_DIR SAMPLES.jsonl EVERY -- KEY=VALUE...`` resolves a run config from the
 ``--set``-style pairs (``strategy=...``, ``problem=...``, ``executor=...``, ``generations=...``,
-any config key) and runs it into RUN_DIR through :func:`blackbox.runs.start_run` (what
+any config key) and runs it into RUN_DIR through :func:`blackbox.lab.runs.start_run` (what
 ``blackbox run`` calls) with checkpoints and record files, plus a callback that every EVERY
 generations appends to SAMPLES.jsonl, read from /proc: the driver's and every child process's
 resident memory (anonymous, file-backed and shared parts), open file descriptors and threads.
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from helpers import descendants
 
-from blackbox.config import RunConfig, component_override, resolve_run_config, set_override, set_value
-from blackbox.loop import Callback
-from blackbox.runs import start_run
-from blackbox.spec import parse_value
+from blackbox.config.run import RunConfig, component_override, resolve_run_config, set_override, set_value
+from blackbox.driver.loop import Callback
+from blackbox.lab.runs import start_run
+from blackbox.registry.spec import parse_value
 
 
 def _status(pid: int) -> dict[str, int]:

@@ -89,7 +89,7 @@ class Faulty(bb.Problem):
 
 def register() -> None:
     """Register ``faulty`` as a problem (in a test process or a driver subprocess)."""
-    from blackbox.registry import problems
+    from blackbox.registry.plugins import problems
 
     if "faulty" not in problems.names():
         problems.register("faulty", Faulty)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from blackbox.driver.logs import read_csv_records, read_jsonl_records
 from blackbox.files import load_npz
-from blackbox.records import read_csv_records, read_jsonl_records
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "driver.py"

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blackbox.cli import main
-from blackbox.config import build_components, load_toml, read_run_config, resolve_run_config
+from blackbox.config.run import build_components, load_toml, read_run_config, resolve_run_config
 from blackbox.errors import BlackboxError
-from blackbox.experiment import load_experiment
-from blackbox.registry import problems, strategies
+from blackbox.lab.experiment import load_experiment
+from blackbox.registry.plugins import problems, strategies
 
 pytestmark = pytest.mark.filterwarnings("ignore:Initial solution argument:UserWarning")  # pycma on 1-d
 
@@ -30,7 +30,7 @@ CHEAP_PROBLEMS = ["quadratic", "sphere", "rosenbrock", "rastrigin"]
 
 
 def _options(registry, names):
-    from blackbox.registry import _signature
+    from blackbox.registry.plugins import _signature
 
     found = set()
     for name in names:
@@ -110,7 +110,7 @@ def broad_run_documents(problem_names):
 
 
 def _own_options(registry, name):
-    from blackbox.registry import _signature
+    from blackbox.registry.plugins import _signature
 
     sig = _signature(registry.load(name))
     return [p for p in sig.parameters if p not in ("dim", "seed")] if sig is not None else []

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import blackbox as bb
-from blackbox.checkpoint import decode_tree, encode_tree
-from blackbox.registry import strategies
-from blackbox.spec import parse_spec
+from blackbox.registry.plugins import strategies
+from blackbox.registry.spec import parse_spec
+from blackbox.store.checkpoint import decode_tree, encode_tree
 
 # The default run's property tests are derandomized (the same inputs every run: CI stays stable);
 # the long ones draw new inputs each time, so that every CI run explores further.
@@ -173,7 +173,7 @@ option_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.flo
 
 
 def _option_names(name):
-    from blackbox.registry import _signature
+    from blackbox.registry.plugins import _signature
 
     sig = _signature(strategies.load(name))
     return sorted(p for p in sig.parameters if p != "self")

@@ -18,9 +18,9 @@ import pytest
 from driver import POINTS
 from helpers import assert_same_run_dir, driver, note, wait_for
 
-from blackbox import checkpoint as ck
+from blackbox.store import checkpoint as ck
 from blackbox.cli import main
-from blackbox.records import read_csv_records
+from blackbox.driver.logs import read_csv_records
 
 SEED, GENERATIONS, EVERY = 5, 20, 4
 

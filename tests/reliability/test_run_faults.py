@@ -24,10 +24,10 @@ from helpers import (
 )
 
 import blackbox as bb
-from blackbox.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 from blackbox.cli import main
-from blackbox.records import read_csv_records
-from blackbox.seeding import evaluation_seeds
+from blackbox.core.seeding import evaluation_seeds
+from blackbox.driver.logs import read_csv_records
+from blackbox.store.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 
 SEED, POPSIZE, GENERATIONS, EVERY = 5, 10, 20, 4
 ROWS = POPSIZE + 1  # the population and the center

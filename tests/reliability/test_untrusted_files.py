@@ -18,11 +18,11 @@ from fault_problems import Faulty
 from helpers import alive, cmdline, descendants, note
 
 import blackbox as bb
-from blackbox import checkpoint as ck
+from blackbox.store import checkpoint as ck
 from blackbox.cli import main
-from blackbox.config import load_toml, read_run_config, resolve_run_config
+from blackbox.config.run import load_toml, read_run_config, resolve_run_config
+from blackbox.driver.loop import Run
 from blackbox.errors import CheckpointError
-from blackbox.loop import Run
 
 COUNTS = {"crafted": 0}
 
@@ -182,7 +182,7 @@ def test_deeply_nested_state_json_is_refused(checkpoint):
 def run_dir(tmp_path):
     from fault_problems import register
 
-    from blackbox.registry import problems
+    from blackbox.registry.plugins import problems
 
     register()
     out = tmp_path / "run"

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from blackbox import ConfigError, Population, StateError, Strategy
+from blackbox._validate import check_float
 from blackbox.errors import did_you_mean
-from blackbox.validation import check_float
 
 from .state import decode, encode
 

@@ -28,9 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from blackbox._validate import check_int
+from blackbox.core.executor import Executor
+from blackbox.core.population import Population
+from blackbox.core.problem import EvalResult, Problem
 from blackbox.errors import ConfigError, WorkerError
-from blackbox.executor import Executor
-from blackbox.executors.dispatch import (
+from blackbox.executors.wire import (
     DispatchStats,
     Task,
     WorkerCache,
@@ -43,9 +46,6 @@ from blackbox.executors.dispatch import (
     split_generation,
     thread_env,
 )
-from blackbox.population import Population
-from blackbox.problem import EvalResult, Problem
-from blackbox.validation import check_int
 
 __all__ = ["RayExecutor"]
 

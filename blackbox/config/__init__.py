@@ -1,0 +1,1 @@
+"""From a TOML file plus command-line flags to a resolved run."""

@@ -1,0 +1,108 @@
+"""The Executor protocol, and the row-evaluation routine every executor runs in its workers.
+
+An executor owns its workers for the length of a run: ``start(problem)`` ships the problem once,
+``evaluate(population, seeds, state)`` scores a population and returns results in row order,
+``close()`` releases the workers. Executors are context managers.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from ..errors import BlackboxError, EvaluationError, StateError
+from .population import Population
+from .problem import EvalResult, Problem, check_eval_result
+
+__all__ = ["Executor", "evaluate_rows", "default_batch_size"]
+
+# Rows are materialized in batches of at most this many float64 values (128 MB).
+_MAX_BATCH_VALUES = 2**24
+
+
+def default_batch_size(dim: int) -> int:
+    """How many rows of ``dim`` parameters to materialize at once."""
+    return max(1, _MAX_BATCH_VALUES // max(int(dim), 1))
+
+
+def evaluate_rows(
+    problem: Problem, population: Population, seeds: np.ndarray, first_row: int = 0,
+    batch_size: int | None = None,
+) -> EvalResult:
+    """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time.
+
+    ``first_row`` is the index of this slice's first row in the whole population, so that an
+    error can name the row. When a batch raises, its rows are evaluated one by one to find the
+    row that fails; the EvaluationError names that row and its seed and chains the cause.
+    """
+    m = len(population)
+    batch = batch_size or default_batch_size(population.dim)
+    parts = []
+    for start in range(0, m, batch):
+        index = np.arange(start, min(start + batch, m))
+        params = population.rows(index)
+        try:
+            result = problem.evaluate(params, seeds[index])
+        except BlackboxError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of user code is reported
+            row, seed, cause = _locate_failure(problem, params, seeds[index], exc)
+            raise EvaluationError(
+                f"evaluation of row {first_row + start + row} (seed {seed}) failed: "
+                f"{type(cause).__name__}: {cause}",
+                row=first_row + start + row, seed=seed,
+            ) from cause
+        parts.append(check_eval_result(result, len(index)))
+    return EvalResult.concatenate(parts)
+
+
+def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc: Exception):
+    """Re-run rows one at a time; return (row, seed, exception) of the first that raises."""
+    if len(params) > 1:
+        for i in range(len(params)):
+            try:
+                problem.evaluate(params[i : i + 1], seeds[i : i + 1])
+            except Exception as single:  # noqa: BLE001
+                return i, int(seeds[i]), single
+    return 0, int(seeds[0]), exc
+
+
+class Executor(ABC):
+    """Base class of executors: start, evaluate in row order, close."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self.problem: Problem | None = None
+
+    @property
+    def workers(self) -> int:
+        """How many rows can be evaluated at the same time."""
+        return 1
+
+    def start(self, problem: Problem) -> None:
+        """Take the problem for this run (ship it to the workers once)."""
+        self.problem = problem
+
+    @abstractmethod
+    def evaluate(
+        self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
+    ) -> EvalResult:
+        """Scores of every row of ``population``, in row order; ``state`` is the problem's."""
+
+    def close(self) -> None:
+        """Release workers; the executor can be started again afterwards."""
+        self.problem = None
+
+    def _require_started(self) -> Problem:
+        if self.problem is None:
+            raise StateError(f"{type(self).__name__}.evaluate() called before start(problem)")
+        return self.problem
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

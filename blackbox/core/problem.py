@@ -1,0 +1,98 @@
+"""The Problem protocol: a small picklable recipe that scores parameter vectors in batches.
+
+``evaluate(params (m, dim), seeds (m,)) -> EvalResult`` scores a slice of a population. Heavy
+things (environments, datasets, networks) are built lazily inside the process that evaluates, so
+shipping a problem to a worker is cheap. A problem may carry state that the driver folds in after
+each generation (``observe``) and syncs to every worker with the center (``state_dict`` /
+``load_state_dict``), such as observation-normalization statistics.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import EvaluationError
+
+__all__ = ["Problem", "EvalResult", "check_eval_result"]
+
+
+@dataclass
+class EvalResult:
+    """Scores of ``m`` rows: ``fitness`` (higher is better), environment ``steps``, and ``info``.
+
+    ``info`` maps names to arrays whose first axis has one entry per row; executors concatenate
+    them in row order, so any statistic reduced from them does not depend on how rows were split.
+    """
+
+    fitness: np.ndarray
+    steps: np.ndarray
+    info: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.fitness)
+
+    @staticmethod
+    def concatenate(parts: list[EvalResult]) -> EvalResult:
+        """Join results of consecutive row chunks, in order."""
+        if not parts:
+            return EvalResult(np.zeros(0), np.zeros(0, dtype=np.int64))
+        keys = parts[0].info.keys()
+        return EvalResult(
+            fitness=np.concatenate([p.fitness for p in parts]),
+            steps=np.concatenate([p.steps for p in parts]),
+            info={k: np.concatenate([p.info[k] for p in parts]) for k in keys},
+        )
+
+
+class Problem(ABC):
+    """Base class of problems. Fitness is maximized; test functions return the negated loss."""
+
+    #: Registry name (``"quadratic"``); plugins set their own.
+    name = ""
+    #: True when every row of a generation must get the same seed (one minibatch for all).
+    shared_seed: bool = False
+    dim: int
+
+    @abstractmethod
+    def evaluate(self, params: np.ndarray, seeds: np.ndarray) -> EvalResult:
+        """Score each row of ``params`` (shape ``(m, dim)``) under its seed; must not modify it."""
+
+    def initial_params(self, rng: np.random.Generator) -> np.ndarray:
+        """A starting point for a strategy's center (default: zeros)."""
+        return np.zeros(self.dim, dtype=np.float64)
+
+    # -- state synced by the driver (default: none) -------------------------------------------
+    def observe(self, result: EvalResult) -> None:
+        """Fold a generation's ``info`` into the problem's state (driver process only)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """State every worker needs each generation, and that a checkpoint keeps."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Install state from ``state_dict()`` (in a worker, or when resuming)."""
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able summary for run directories and logs."""
+        return {"name": self.name or type(self).__name__, "dim": self.dim}
+
+
+def check_eval_result(result: Any, m: int, where: str = "problem.evaluate") -> EvalResult:
+    """Validate what a problem returned for ``m`` rows, with an EvaluationError saying what is off."""
+    if not isinstance(result, EvalResult):
+        raise EvaluationError(f"{where} must return an EvalResult, got {type(result).__name__}")
+    fitness = np.asarray(result.fitness, dtype=np.float64)
+    steps = np.asarray(result.steps, dtype=np.int64)
+    if fitness.shape != (m,) or steps.shape != (m,):
+        raise EvaluationError(
+            f"{where} returned fitness of shape {fitness.shape} and steps of shape {steps.shape} "
+            f"for {m} rows; expected ({m},) each"
+        )
+    for key, value in result.info.items():
+        if len(value) != m:
+            raise EvaluationError(f"{where} returned info[{key!r}] with {len(value)} entries for {m} rows")
+    return EvalResult(fitness, steps, dict(result.info))

@@ -1,0 +1,360 @@
+"""The one driver: ``optimize(strategy, problem, executor, ...) -> Result``.
+
+Each generation: ``ask()``, append the unperturbed center, derive one seed per seed group from
+(run seed, generation, group), evaluate through the executor, fold the problem's statistics in,
+``tell()`` the population's fitness, emit a :class:`Record` to the callbacks, check the stop
+conditions. The CLI and the experiment runner are thin layers on this function.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.executor import Executor
+from ..core.problem import EvalResult, Problem
+from ..core.seeding import evaluation_seeds
+from ..core.strategy import Strategy
+from ..errors import ConfigError
+from .record import Record, RecordLog
+from .stop import EnvSteps, Evaluations, Generations, StopCondition, TargetFitness, WallTime
+
+__all__ = ["optimize", "Record", "Result", "Callback", "Run"]
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`optimize`."""
+
+    center: np.ndarray
+    best_params: np.ndarray
+    best_fitness: float
+    generations: int
+    evaluations: int
+    steps: int
+    wall_time: float
+    stop_reason: str
+    records: Sequence[Record] = field(default_factory=RecordLog)
+    strategy: Strategy | None = None
+
+    @property
+    def center_fitness(self) -> float | None:
+        """The unperturbed center's fitness in the last generation (None if not evaluated)."""
+        return self.records[-1].center if self.records else None
+
+
+class Callback:
+    """Hooks into a run; override what you need. ``on_generation`` returning True stops the run."""
+
+    def on_start(self, run: Run) -> None:
+        """Called once before the first generation."""
+
+    def on_generation(self, run: Run, record: Record) -> bool | None:
+        """Called after every generation."""
+
+    def on_end(self, run: Run, result: Result) -> None:
+        """Called once with the result (also after an error, with what was done so far)."""
+
+
+class _FunctionCallback(Callback):
+    def __init__(self, fn: Callable[[Record], Any]):
+        self.fn = fn
+
+    def on_generation(self, run, record):
+        return bool(self.fn(record))
+
+
+@dataclass
+class Run:
+    """The driver's running state: what a checkpoint of the loop needs besides the strategy.
+
+    ``stop`` holds the run's stop conditions (attached by :func:`optimize`) so that a checkpoint
+    can keep their state, such as a ``GoalHeld`` streak. ``settled`` is False while a generation is
+    half done (from ``ask()`` until its stop conditions have seen its record): only a settled run
+    can be checkpointed consistently.
+    """
+
+    strategy: Strategy
+    problem: Problem
+    executor: Executor
+    seed: int
+    evaluate_center: bool = True
+    evaluations: int = 0
+    steps: int = 0
+    elapsed: float = 0.0
+    best_fitness: float = -math.inf
+    best_params: np.ndarray | None = None
+    #: Every generation's record, kept compactly as columns (135 bytes a generation).
+    records: RecordLog = field(default_factory=RecordLog)
+    stop: list[Any] = field(default_factory=list)
+    settled: bool = True
+    _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
+        return {
+            "seed": self.seed, "evaluations": self.evaluations, "steps": self.steps,
+            "elapsed": self.elapsed, "best_fitness": self.best_fitness,
+            "best_params": self.strategy.center.copy() if self.best_params is None else self.best_params,
+            "evaluate_center": self.evaluate_center,
+            "stop": [{"type": type(c).__name__, "state": c.state_dict()}
+                     for c in self.stop if isinstance(c, StopCondition)],
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.seed = int(state["seed"])
+        self.evaluations = int(state["evaluations"])
+        self.steps = int(state["steps"])
+        self.elapsed = float(state["elapsed"])
+        self.best_fitness = float(state["best_fitness"])
+        self.best_params = np.array(state["best_params"], dtype=np.float64)
+        if "evaluate_center" in state:
+            self.evaluate_center = bool(state["evaluate_center"])
+        self._stop_state = list(state.get("stop", []))
+        if self.stop:
+            self.attach_stop(self.stop)  # the conditions already attached take the saved state now
+
+    def attach_stop(self, conditions: Sequence[Any]) -> None:
+        """Use ``conditions`` from now on; restore their saved state if this run was loaded.
+
+        The state comes from the last ``load_state_dict``, else from the conditions attached before
+        (a Run passed to ``optimize`` again continues). The k-th saved condition of a type restores
+        the k-th condition of that type, so adding or dropping a budget on resume keeps, say, a
+        ``GoalHeld`` streak. Unmatched ones start fresh.
+        """
+        entries = self._stop_state
+        if entries is None:
+            entries = [{"type": type(c).__name__, "state": c.state_dict()}
+                       for c in self.stop if isinstance(c, StopCondition)]
+        self._stop_state = None
+        self.stop = list(conditions)
+        saved: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:
+            saved.setdefault(entry.get("type", ""), []).append(entry.get("state", {}))
+        seen: dict[str, int] = {}
+        for condition in self.stop:
+            if not isinstance(condition, StopCondition):
+                continue
+            kind = type(condition).__name__
+            index = seen[kind] = seen.get(kind, -1) + 1
+            condition.reset()
+            if index < len(saved.get(kind, [])):
+                condition.load_state_dict(saved[kind][index])
+        for condition in self.stop:
+            bind = getattr(condition, "bind", None)
+            if callable(bind):
+                bind(self)
+
+    def step(self) -> Record:
+        """Run one generation and return its record."""
+        started = time.perf_counter()
+        self.settled = False
+        strategy = self.strategy
+        population = strategy.ask()
+        n = len(population)
+        batch = population.with_center(strategy.center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
+        state = self.problem.state_dict()
+        result = self.executor.evaluate(batch, seeds, state or None)
+        self.problem.observe(result)
+        fitness = result.fitness[:n]
+        strategy.tell(fitness)
+        self.evaluations += len(batch)
+        self.steps += int(np.sum(result.steps))
+        self._track_best(batch, result)
+        self.elapsed += time.perf_counter() - started
+        record = _make_record(self, fitness, result, n, time.perf_counter() - started)
+        self.records.append(record)
+        return record
+
+    def _track_best(self, batch, result: EvalResult) -> None:
+        fitness = np.where(np.isnan(result.fitness), -np.inf, result.fitness)
+        i = int(np.argmax(fitness))
+        if fitness[i] > self.best_fitness or self.best_params is None:
+            self.best_fitness = float(fitness[i])
+            self.best_params = batch.row(i)
+
+
+def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_time: float) -> Record:
+    finite = fitness[~np.isnan(fitness)]
+    ordered = np.sort(finite) if len(finite) else np.array([np.nan])  # one sort for best, median, worst
+    half = len(ordered) // 2
+    with np.errstate(invalid="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
+        mean = float(np.mean(ordered))
+        median = float(ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2)
+    center = center_rank = None
+    if run.evaluate_center:
+        center = float(result.fitness[n])
+        center_rank = 1 + int(np.sum(finite > center)) if not math.isnan(center) else n + 1
+    return Record(
+        generation=run.strategy.generation, evaluations=run.evaluations, steps=run.steps,
+        time=run.elapsed, generation_time=gen_time,
+        best=float(ordered[-1]), mean=mean, median=median, worst=float(ordered[0]),
+        center=center, center_rank=center_rank, above_mean=int(np.sum(finite > mean)),
+        sigma=float(run.strategy.sigma), update_norm=float(run.strategy.update_norm),
+        best_ever=run.best_fitness,
+    )
+
+
+def _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop) -> list[StopCondition]:
+    conditions: list[StopCondition] = []
+    if generations is not None:
+        conditions.append(Generations(generations))
+    if max_evaluations is not None:
+        conditions.append(Evaluations(max_evaluations))
+    if max_steps is not None:
+        conditions.append(EnvSteps(max_steps))
+    if max_time is not None:
+        conditions.append(WallTime(max_time))
+    if target is not None:
+        conditions.append(TargetFitness(target))
+    for condition in stop or ():
+        if not callable(condition):
+            raise ConfigError(f"stop conditions must be callables (record) -> reason, got {condition!r}")
+        conditions.append(condition)
+    if not any(isinstance(c, (Generations, Evaluations, EnvSteps, WallTime)) for c in conditions):
+        raise ConfigError(
+            "the run has no budget and could never stop: pass generations=, max_evaluations=, "
+            "max_steps= or max_time= (a target alone may never be reached)"
+        )
+    return conditions
+
+
+def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | None:
+    """For a restored run: the reason a stop condition already holds after its last record."""
+    if not records:
+        return None
+    for condition in conditions:
+        if isinstance(condition, StopCondition):
+            reason = condition.satisfied(records[-1])
+            if reason:
+                return reason
+    return None
+
+
+def _check_progress(conditions: Sequence[Any], record: Record) -> None:
+    """Refuse a run whose only budget counts environment steps on a problem that takes none."""
+    budgets = [c for c in conditions if isinstance(c, (Generations, Evaluations, EnvSteps, WallTime))]
+    if record.steps == 0 and budgets and all(isinstance(c, EnvSteps) for c in budgets):
+        raise ConfigError(
+            f"max_steps={budgets[0].n} can never be reached: the problem took no environment steps in "
+            f"generation {record.generation} (it does not count steps); give a budget in generations, "
+            f"evaluations or wall time instead"
+        )
+
+
+def _resolve(strategy, problem, executor, seed):
+    from ..registry.plugins import make_executor, make_problem, make_strategy
+
+    if isinstance(problem, str):
+        problem = make_problem(problem)
+    if not isinstance(problem, Problem):
+        raise ConfigError(f"problem must be a Problem or a registered name, got {type(problem).__name__}")
+    if isinstance(strategy, str):
+        init_rng = np.random.default_rng(seed)
+        strategy = make_strategy(strategy, dim=problem.dim, x0=problem.initial_params(init_rng), seed=seed)
+    if not isinstance(strategy, Strategy):
+        raise ConfigError(f"strategy must be a Strategy or a registered name, got {type(strategy).__name__}")
+    if strategy.dim != problem.dim:
+        raise ConfigError(f"strategy has dim={strategy.dim} but problem {problem.name!r} has dim={problem.dim}")
+    owned = isinstance(executor, str)
+    if owned:
+        executor = make_executor(executor)
+    if not isinstance(executor, Executor):
+        raise ConfigError(f"executor must be an Executor or a registered name, got {type(executor).__name__}")
+    return strategy, problem, executor, owned
+
+
+def optimize(
+    strategy: Strategy | str,
+    problem: Problem | str,
+    executor: Executor | str = "serial",
+    *,
+    generations: int | None = None,
+    max_evaluations: int | None = None,
+    max_steps: int | None = None,
+    max_time: float | None = None,
+    target: float | None = None,
+    stop: Sequence[StopCondition | Callable] = (),
+    seed: int | None = None,
+    evaluate_center: bool = True,
+    callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
+    run: Run | None = None,
+) -> Result:
+    """Optimize ``problem`` with ``strategy`` until a stop condition fires; maximizes fitness.
+
+    ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
+    best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
+    one budget (generations, evaluations, steps, time) is required. ``run`` continues a
+    :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
+    its stop conditions' state carries over, and if a condition already holds for its last record
+    the run returns at once without another generation.
+    """
+    conditions = _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop)
+    strategy, problem, executor, owned = _resolve(strategy, problem, executor, seed)
+    if run is None:
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+    run.attach_stop(conditions)
+    hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
+    reason = "interrupted"
+    error: BaseException | None = None
+    executor.start(problem)
+    try:
+        for hook in hooks:
+            hook.on_start(run)
+        met = _already_met(conditions, run.records)
+        if met:
+            reason = met
+        while not met:
+            record = run.step()
+            _check_progress(conditions, record)
+            reasons = [r for r in (c(record) for c in conditions) if r]
+            own = getattr(strategy, "stop_reason", None)  # e.g. CMA-ES's termination criteria
+            own_reason = own() if callable(own) else None
+            if own_reason:
+                reasons.append(str(own_reason))
+            run.settled = True
+            for hook in hooks:
+                if hook.on_generation(run, record):
+                    reasons.append(getattr(hook, "stop_reason", None) or f"callback {type(hook).__name__} asked to stop")
+            if reasons:
+                reason = reasons[0]
+                break
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        result = Result(
+            center=strategy.center.copy(),
+            best_params=strategy.center.copy() if run.best_params is None else run.best_params,
+            best_fitness=run.best_fitness, generations=strategy.generation,
+            evaluations=run.evaluations, steps=run.steps, wall_time=run.elapsed,
+            stop_reason=reason, records=run.records, strategy=strategy,
+        )
+        try:
+            _end_hooks(hooks, run, result, error)
+        finally:
+            if owned:
+                executor.close()
+    return result
+
+
+def _end_hooks(hooks: Sequence[Callback], run: Run, result: Result, error: BaseException | None) -> None:
+    """Call every hook's ``on_end``, even after one of them fails. The first failure is raised once
+    all have run, unless the run is already failing with ``error``, which must not be masked (a
+    full disk fails the record file and then the final checkpoint: the first error is the one to see)."""
+    failure: Exception | None = None
+    for hook in hooks:
+        try:
+            hook.on_end(run, result)
+        except Exception as exc:  # noqa: BLE001 - every hook gets its on_end
+            if error is not None and hasattr(error, "add_note"):
+                error.add_note(f"{type(hook).__name__}.on_end also failed: {type(exc).__name__}: {exc}")
+            failure = failure or exc
+    if failure is not None and error is None:
+        raise failure

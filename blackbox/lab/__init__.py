@@ -1,0 +1,1 @@
+"""Many runs: run directories, comparison grids, their reports, statistics and plots, contrasts."""

@@ -1,0 +1,1 @@
+"""Gymnasium tasks as problems: policies, batched rollouts, observation normalization, presets."""

@@ -1,0 +1,1 @@
+"""MNIST (and scikit-learn's digits) classification as a black-box problem."""

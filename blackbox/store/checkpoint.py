@@ -1,0 +1,625 @@
+"""Checkpoints: a run's whole state in a folder written atomically, as ``.npz`` (no pickle) + JSON.
+
+Layout, one folder per checkpoint in ``RUN/checkpoints/``::
+
+    gen-000010/
+        state.json   what the checkpoint is (format, generation, score, stop reason, code
+                     fingerprint, resolved config) and the state tree of the strategy, the problem
+                     and the run (counters, best solution, stop conditions) with every array
+                     replaced by a reference {"$array": "strategy/optimizer/m"}; the size and
+                     sha256 of arrays.npz
+        arrays.npz   every array of the state tree under its path, and the records so far
+                     ("records" values, "records_none" mask)
+
+The folder is built under a temporary name, flushed to disk and renamed into place, so a reader
+sees a whole checkpoint or none. Loading checks the size and checksum and refuses pickled arrays;
+a bad checkpoint raises :class:`CheckpointError` and :func:`latest_checkpoint` falls back to the
+previous good one. Nested dicts and lists of arrays, numpy scalars, Python numbers (big integers
+too, as in RNG states), strings, booleans and None round-trip exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import io
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validate import check_state_layout
+from ..driver.loop import Callback, Result, Run
+from ..driver.record import RECORD_FIELDS, Record, RecordLog
+from ..driver.stop import StopCondition
+from ..errors import CheckpointError, ConfigError
+from ..files import describe_os_error, load_npz, to_plain
+
+__all__ = [
+    "Checkpoint", "Checkpointer", "save_checkpoint", "load_checkpoint", "latest_checkpoint",
+    "list_checkpoints", "best_checkpoint", "prune_checkpoints", "restore_run", "encode_tree",
+    "decode_tree", "code_fingerprint", "code_changes", "FORMAT", "FORMAT_VERSION",
+]
+
+FORMAT = "blackbox-checkpoint"
+FORMAT_VERSION = 1
+CHECKPOINTS = "checkpoints"
+_NAME = re.compile(r"^gen-(\d+)$")
+_MARKERS = ("$array", "$scalar", "$float")
+#: A state.json larger than this is refused unread (real ones are kilobytes: arrays live in arrays.npz).
+MAX_STATE_JSON_BYTES = 64 * 2**20
+
+
+# -- state trees: nested dicts and lists to JSON + a flat dict of arrays --------------------------
+def encode_tree(tree: Any, arrays: dict[str, np.ndarray], path: str = "") -> Any:
+    """A JSON-able copy of ``tree``; arrays and numpy scalars move to ``arrays`` under their path."""
+    if isinstance(tree, dict):
+        out = {}
+        for key, value in tree.items():
+            if not isinstance(key, str):
+                raise CheckpointError(f"cannot checkpoint {path or 'state'}: key {key!r} is not a string")
+            stored = "$" + key if key.startswith("$") else key
+            out[stored] = encode_tree(value, arrays, f"{path}/{key}" if path else key)
+        return out
+    if isinstance(tree, (list, tuple)):
+        return [encode_tree(v, arrays, f"{path}/{i}") for i, v in enumerate(tree)]
+    if isinstance(tree, (np.ndarray, np.generic)):
+        arr = np.asarray(tree)
+        if arr.dtype == object:
+            raise CheckpointError(f"cannot checkpoint {path}: object arrays would need pickle")
+        key = path or "value"
+        while key in arrays:
+            key += "#"
+        arrays[key] = arr
+        return {"$scalar" if isinstance(tree, np.generic) else "$array": key}
+    if isinstance(tree, float) and not math.isfinite(tree):
+        return {"$float": repr(tree)}
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    raise CheckpointError(
+        f"cannot checkpoint {path or 'state'} of type {type(tree).__name__}: state_dict() must hold "
+        f"numpy arrays, numbers, strings, booleans, None, and dicts or lists of those"
+    )
+
+
+def decode_tree(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
+    """Undo :func:`encode_tree`."""
+    if isinstance(tree, dict):
+        if len(tree) == 1:
+            (marker, value), = tree.items()
+            if marker in ("$array", "$scalar"):
+                if value not in arrays:
+                    raise CheckpointError(f"arrays.npz has no array {value!r} that state.json refers to")
+                arr = arrays[value]
+                return arr[()] if marker == "$scalar" else arr
+            if marker == "$float":
+                return float(value)
+        return {(k[1:] if k.startswith("$$") else k): decode_tree(v, arrays) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [decode_tree(v, arrays) for v in tree]
+    return tree
+
+
+# -- records -------------------------------------------------------------------------------------
+def records_to_arrays(records: Sequence[Record]) -> dict[str, np.ndarray]:
+    log = records if isinstance(records, RecordLog) else RecordLog(records)
+    values, none = log.arrays()
+    return {"records": values, "records_none": none, "record_fields": np.array(RECORD_FIELDS)}
+
+
+def arrays_to_records(arrays: dict[str, np.ndarray]) -> RecordLog:
+    names = [str(n) for n in arrays["record_fields"]]
+    if names != RECORD_FIELDS:
+        raise CheckpointError(f"the checkpoint's records have fields {names}, this version expects {RECORD_FIELDS}")
+    values, none = arrays["records"], arrays["records_none"]
+    if values.dtype.kind not in "biuf" or none.dtype.kind != "b":
+        raise CheckpointError("the checkpoint's records are not numbers with a boolean mask")
+    return RecordLog.from_arrays(values, none)
+
+
+# -- code fingerprint ----------------------------------------------------------------------------
+_LIBRARIES = ("gymnasium", "torch", "mujoco", "ale_py", "Box2D", "jax", "cma")
+
+
+def _module_origin(name: str) -> tuple[str | None, bool]:
+    """The source file of module ``name`` (None if it has none) and whether it is a package.
+
+    Found from the top-level package's folder, without importing anything.
+    """
+    top, _, rest = name.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError, AttributeError):
+        return None, False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None, False
+    if not rest:
+        return spec.origin, spec.submodule_search_locations is not None
+    if spec.submodule_search_locations is None:
+        return None, False
+    base = Path(spec.origin).parent.joinpath(*rest.split("."))
+    if base.with_suffix(".py").is_file():
+        return str(base.with_suffix(".py")), False
+    if (base / "__init__.py").is_file():
+        return str(base / "__init__.py"), True
+    return None, False
+
+
+def _imported_names(tree: ast.AST, package: str, top: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
+                    if node.level else (node.module or "")
+            except ImportError:
+                continue
+            if base.split(".")[0] != top:
+                continue
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names if alias.name.split(".")[0] == top)
+    return names
+
+
+@functools.lru_cache(maxsize=64)
+def _closure_cached(module: str) -> tuple[str, ...]:
+    return tuple(source_closure(module))
+
+
+def source_closure(module: str) -> list[str]:
+    """Source files of ``module`` and of every module of its own distribution it imports, transitively.
+
+    Read from the files (nothing is imported), so the answer does not depend on what else this
+    process has loaded. Package ``__init__`` files are not followed (they re-export everything).
+    """
+    top = module.split(".")[0]
+    files: dict[str, str] = {}
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        origin, is_package = _module_origin(name)
+        if origin is None or (is_package and name != module):
+            continue
+        files[name] = origin
+        try:
+            tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        package = name if is_package else name.rpartition(".")[0]
+        stack.extend(sorted(_imported_names(tree, package, top) - seen))
+    return [files[name] for name in sorted(files)]
+
+
+def _closure_sha(module: str) -> str | None:
+    digest = hashlib.sha256()
+    found = False
+    for path in _closure_cached(module):
+        digest.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes())
+        found = True
+    return digest.hexdigest()[:16] if found else None
+
+
+def _source_of(obj: Any) -> dict[str, Any]:
+    cls = obj if isinstance(obj, type) else type(obj)
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "sha256": _closure_sha(cls.__module__)}
+
+
+def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
+    """What the numbers of a run depend on: versions, and hashes of the sources that compute them
+    (the strategy's and the problem's modules and what they import from their own package, and
+    the driver's)."""
+    from .. import __version__
+
+    libraries = {}
+    for name in _LIBRARIES:
+        module = sys.modules.get(name)
+        if module is not None:
+            libraries[name] = str(getattr(module, "__version__", "?"))
+    return {
+        "blackbox": __version__, "python": platform.python_version(), "numpy": np.__version__,
+        "driver": _closure_sha("blackbox.driver.loop"), "strategy": _source_of(strategy), "problem": _source_of(problem),
+        "libraries": libraries,
+    }
+
+
+def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two fingerprints, in words; libraries compared where both list them."""
+    changes = []
+    for key, label in (("blackbox", "blackbox version"), ("python", "Python version"),
+                       ("numpy", "numpy version"), ("driver", "driver source (blackbox.driver.loop and its imports)")):
+        if old.get(key) != new.get(key):
+            changes.append(f"{label}: {old.get(key)} -> {new.get(key)}")
+    for part in ("strategy", "problem"):
+        before, after = old.get(part, {}), new.get(part, {})
+        if before.get("class") != after.get("class"):
+            changes.append(f"{part} class: {before.get('class')} -> {after.get('class')}")
+        elif before.get("sha256") != after.get("sha256"):
+            changes.append(f"{part} source ({after.get('class')} or a module it imports) changed")
+    old_libs, new_libs = old.get("libraries", {}), new.get("libraries", {})
+    for name in sorted(set(old_libs) & set(new_libs)):
+        if old_libs[name] != new_libs[name]:
+            changes.append(f"{name} version: {old_libs[name]} -> {new_libs[name]}")
+    return changes
+
+
+# -- writing -------------------------------------------------------------------------------------
+def _score(records: Sequence[Record]) -> float:
+    """A checkpoint's merit for "keep the best": the last center fitness, else the best member's."""
+    if not records:
+        return -math.inf
+    last = records[-1]
+    value = last.center if last.center is not None and not math.isnan(last.center) else last.best
+    return -math.inf if value is None or math.isnan(value) else float(value)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def checkpoint_name(generation: int) -> str:
+    return f"gen-{generation:06d}"
+
+
+def save_checkpoint(
+    directory: str | Path, run: Run, *, config: dict[str, Any] | None = None,
+    code: dict[str, Any] | None = None, stop_reason: str | None = None,
+) -> Path:
+    """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder.
+
+    If the file system fails (a full disk, a read-only folder), nothing is left half-written and a
+    :class:`CheckpointError` names the checkpoint, the cause and the previous checkpoint, which is
+    untouched.
+    """
+    directory = Path(directory)
+    generation = int(run.strategy.generation)
+    arrays: dict[str, np.ndarray] = {}
+    tree = encode_tree(
+        {"strategy": run.strategy.state_dict(), "problem": run.problem.state_dict(), "run": run.state_dict()},
+        arrays,
+    )
+    for key, value in records_to_arrays(run.records).items():
+        arrays["records/" + key] = value
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    payload = buffer.getvalue()
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "generation": generation,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "score": encode_tree(_score(run.records), {}),
+        "stop_reason": stop_reason,
+        "arrays": {"file": "arrays.npz", "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest()},
+        "code": code if code is not None else code_fingerprint(run.strategy, run.problem),
+        "config": encode_tree(to_plain(config or {}), {}),
+        "state": tree,
+    }
+    text = json.dumps(meta, indent=1, allow_nan=False)
+    final = directory / checkpoint_name(generation)
+    try:
+        _write_folder(directory, final, payload, text)
+    except OSError as exc:
+        if isinstance(exc, CheckpointError):
+            raise
+        previous = [path.name for _, path in list_checkpoints(directory) if path != final]
+        kept = (f"the previous checkpoint {previous[-1]} is intact" if previous
+                else "there is no earlier checkpoint")
+        raise CheckpointError(
+            f"could not write checkpoint {final.name} in {directory}: {describe_os_error(exc)}; {kept}"
+        ) from exc
+    return final
+
+
+def _write_folder(directory: Path, final: Path, payload: bytes, text: str) -> None:
+    """Build the checkpoint folder under a temporary name, flush it, rename it to ``final``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
+    try:
+        _write_file(tmp / "arrays.npz", payload)
+        _write_file(tmp / "state.json", text.encode("utf-8"))
+        _fsync_dir(tmp)
+        if final.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=directory))
+            os.replace(final, old / "x")
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+        _fsync_dir(directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# -- reading -------------------------------------------------------------------------------------
+@dataclass
+class Checkpoint:
+    """A loaded checkpoint: the state tree, the records so far, and what produced them."""
+
+    path: Path
+    generation: int
+    state: dict[str, Any]
+    records: RecordLog
+    config: dict[str, Any]
+    code: dict[str, Any]
+    stop_reason: str | None
+    score: float
+    created: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def center(self) -> np.ndarray:
+        """The strategy's center at this checkpoint (the policy to deploy)."""
+        return np.asarray(self.state["strategy"]["center"], dtype=np.float64)
+
+    @property
+    def best_params(self) -> np.ndarray:
+        """The best member seen up to this checkpoint."""
+        return np.asarray(self.state["run"]["best_params"], dtype=np.float64)
+
+
+def load_checkpoint(path: str | Path) -> Checkpoint:
+    """Load and verify one checkpoint folder; CheckpointError says exactly what is wrong."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist or is not a folder")
+    meta_path, arrays_path = path / "state.json", path / "arrays.npz"
+    for needed in (meta_path, arrays_path):
+        if not needed.exists():
+            raise CheckpointError(f"checkpoint {path} is incomplete: {needed.name} is missing")
+        if not stat.S_ISREG(needed.stat().st_mode):  # a FIFO or a device would hang or never end
+            raise CheckpointError(f"checkpoint {path}: {needed.name} is not a regular file")
+    if meta_path.stat().st_size > MAX_STATE_JSON_BYTES:
+        raise CheckpointError(f"checkpoint {path}: state.json is larger than {MAX_STATE_JSON_BYTES} bytes")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
+    except RecursionError:
+        raise CheckpointError(f"checkpoint {path}: state.json is nested too deeply to be a checkpoint") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"checkpoint {path}: state.json is not a blackbox checkpoint")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has format version {version!r}; this blackbox reads "
+            f"versions up to {FORMAT_VERSION}: upgrade blackbox to resume it"
+        )
+    expected = meta.get("arrays", {})
+    if not isinstance(expected, dict):
+        raise CheckpointError(f"checkpoint {path} is corrupt: its arrays entry is not a table")
+    size = arrays_path.stat().st_size
+    if size != expected.get("bytes"):
+        raise CheckpointError(
+            f"checkpoint {path}: arrays.npz is truncated or corrupt ({size} bytes, expected {expected.get('bytes')})"
+        )
+    try:
+        arrays = load_npz(arrays_path)
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint {path}: {exc}") from None
+    digest = hashlib.sha256(arrays_path.read_bytes()).hexdigest()
+    if digest != expected.get("sha256"):
+        raise CheckpointError(f"checkpoint {path}: arrays.npz is corrupt (its sha256 differs from state.json's)")
+    try:
+        state = decode_tree(meta["state"], arrays)
+        records = arrays_to_records({k[len("records/"):]: v for k, v in arrays.items() if k.startswith("records/")})
+        generation = int(meta["generation"])
+        config = decode_tree(meta.get("config", {}), {})
+        if not isinstance(state, dict) or not isinstance(config, dict):
+            raise TypeError("its state and config must be tables")
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint {path}: {exc}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
+        raise CheckpointError(f"checkpoint {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    code = meta.get("code", {})
+    stop_reason = meta.get("stop_reason")
+    return Checkpoint(
+        path=path, generation=generation, state=state, records=records, config=config,
+        code=code if isinstance(code, dict) else {},
+        stop_reason=stop_reason if isinstance(stop_reason, str) else None,
+        score=_decode_score(meta.get("score")), created=str(meta.get("created", "")),
+    )
+
+
+def list_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:
+    """``(generation, folder)`` of every checkpoint in ``directory``, oldest first."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = []
+    for entry in directory.iterdir():
+        match = _NAME.match(entry.name)
+        if match and entry.is_dir():
+            found.append((int(match.group(1)), entry))
+    return sorted(found)
+
+
+def latest_checkpoint(
+    directory: str | Path, warn: Callable[[str], None] | None = None, set_aside: bool = False,
+) -> Checkpoint:
+    """The newest checkpoint that loads; a bad one is reported through ``warn`` and skipped.
+
+    With ``set_aside`` a bad checkpoint is renamed ``corrupt-gen-NNNNNN`` so that the continued
+    run can write that generation again.
+    """
+    directory = Path(directory)
+    problems = []
+    for _, path in reversed(list_checkpoints(directory)):
+        try:
+            return load_checkpoint(path)
+        except CheckpointError as exc:
+            note = f"{exc}; using the previous checkpoint"
+            if set_aside:
+                target = directory / f"corrupt-{path.name}"
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(path, target)
+                note += f" (the bad one is kept as {target.name})"
+            problems.append(str(exc))
+            if warn:
+                warn(note)
+    if problems:
+        raise CheckpointError(f"no usable checkpoint in {directory}: " + "; ".join(problems))
+    raise CheckpointError(f"no checkpoint in {directory}")
+
+
+def _decode_score(value: Any) -> float:
+    try:
+        score = decode_tree(value, {})
+        return -math.inf if score is None else float(score)
+    except (TypeError, ValueError, CheckpointError, RecursionError):
+        return -math.inf
+
+
+def _read_score(path: Path) -> float:
+    try:
+        meta = json.loads((path / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return -math.inf
+    return _decode_score(meta.get("score")) if isinstance(meta, dict) else -math.inf
+
+
+def best_checkpoint(directory: str | Path) -> Path | None:
+    """The folder of the highest-scoring checkpoint (the center's fitness), or None."""
+    found = list_checkpoints(directory)
+    if not found:
+        return None
+    return max(reversed(found), key=lambda item: _read_score(item[1]))[1]
+
+
+def prune_checkpoints(directory: str | Path, keep: int) -> list[Path]:
+    """Delete all but the newest ``keep`` checkpoints and the best one; returns what was deleted."""
+    found = list_checkpoints(directory)
+    if len(found) <= keep:
+        return []
+    kept = {path for _, path in found[-keep:]}
+    best = best_checkpoint(directory)
+    if best is not None:
+        kept.add(best)
+    removed = []
+    for _, path in found:
+        if path not in kept:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def clean_temporary(directory: str | Path) -> None:
+    """Remove half-written checkpoint folders left by a process that was killed while writing."""
+    directory = Path(directory)
+    if directory.is_dir():
+        for entry in directory.iterdir():
+            if entry.name.startswith(".gen-") and entry.name.endswith((".tmp", ".old")):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def restore_run(checkpoint: Checkpoint, strategy: Any, problem: Any, executor: Any) -> Run:
+    """A :class:`Run` continuing from ``checkpoint`` with freshly built components.
+
+    A state that does not fit them (another strategy, arrays of other shapes, text where numbers
+    belong: a corrupt or crafted state.json) raises ConfigError or CheckpointError naming the key,
+    never an error from deep inside a component.
+    """
+    state = checkpoint.state
+    try:
+        if not isinstance(state, dict) or not all(isinstance(state.get(k), dict) for k in ("strategy", "run")):
+            raise CheckpointError("its state has no strategy or run table")
+        strategy.load_state_dict(state["strategy"])
+        problem_state = state.get("problem") or {}
+        check_state_layout(problem.state_dict(), problem_state, "problem state")
+        problem.load_state_dict(problem_state)
+        saved = state["run"]
+        check_state_layout({"seed": 0, "evaluations": 0, "steps": 0, "elapsed": 0.0, "best_fitness": 0.0,
+                            "best_params": strategy.center.copy()}, saved, "run state")
+        run = Run(strategy, problem, executor, int(saved["seed"]), bool(saved.get("evaluate_center", True)))
+        run.load_state_dict(saved)
+    except (ConfigError, CheckpointError):
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        raise CheckpointError(
+            f"checkpoint {checkpoint.path} does not fit this run: {type(exc).__name__}: {exc}"
+        ) from None
+    run.records = RecordLog.from_arrays(*checkpoint.records.arrays())
+    return run
+
+
+def _stopping(run: Run, record: Record) -> str | None:
+    """The reason the run stops after ``record`` if a stop condition fired (they ran before callbacks)."""
+    for condition in run.stop:
+        if isinstance(condition, StopCondition):
+            reason = condition.satisfied(record)
+            if reason:
+                return reason
+    return None
+
+
+# -- the callback --------------------------------------------------------------------------------
+class Checkpointer(Callback):
+    """Checkpoint every ``every`` generations and at the end; keep the newest ``keep`` and the best.
+
+    ``every=0`` checkpoints only at the end. The end-of-run checkpoint is written whenever the run
+    stopped between generations (a stop condition, a callback, Ctrl-C outside a generation); a run
+    interrupted in the middle of a generation keeps its previous checkpoint.
+    """
+
+    def __init__(self, directory: str | Path, every: int = 10, keep: int = 3,
+                 config: dict[str, Any] | None = None):
+        self.directory = Path(directory)
+        self.every = int(every)
+        self.keep = int(keep)
+        self.config = config
+        self.code: dict[str, Any] | None = None
+        self.saved: list[Path] = []
+        self._last: tuple[int, str | None] | None = None
+
+    def on_start(self, run: Run) -> None:
+        self.code = code_fingerprint(run.strategy, run.problem)
+        clean_temporary(self.directory)
+
+    def on_generation(self, run: Run, record: Record) -> None:
+        stopping = _stopping(run, record)
+        if stopping or (self.every and record.generation % self.every == 0):
+            self.save(run, stopping)
+
+    def on_end(self, run: Run, result: Result) -> None:
+        if run.settled and run.records and self._last != (run.strategy.generation, result.stop_reason):
+            self.save(run, result.stop_reason)
+
+    def save(self, run: Run, stop_reason: str | None = None) -> Path:
+        path = save_checkpoint(self.directory, run, config=self.config, code=self.code, stop_reason=stop_reason)
+        self.saved.append(path)
+        self._last = (run.strategy.generation, stop_reason)
+        prune_checkpoints(self.directory, self.keep)
+        return path

@@ -1,0 +1,82 @@
+"""Row layouts shared by the Gaussian strategies: mirrored pairs and plain samples from the table,
+and the summary sigma of a per-dimension standard deviation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import check_float
+from ..core.noise import NoiseTable
+from ..errors import ConfigError
+
+__all__ = ["sample_rows", "check_mirrored_popsize", "root_mean_square", "SigmaSchedule"]
+
+
+def root_mean_square(values: np.ndarray) -> float:
+    """``sqrt(mean(values**2))``, the scalar ``sigma`` of a per-dimension stdev, without overflowing
+    when the values are beyond 1e154 (their squares would be infinite)."""
+    with np.errstate(over="ignore"):
+        result = float(np.sqrt(np.mean(values * values)))
+    if not np.isfinite(result):
+        largest = float(np.max(np.abs(values)))
+        result = largest * float(np.sqrt(np.mean((values / largest) ** 2)))
+    return result
+
+
+def check_mirrored_popsize(popsize: int, mirrored: bool) -> None:
+    """Mirrored sampling needs pairs: refuse an odd population with a fix in the message."""
+    if mirrored and popsize % 2:
+        raise ConfigError(
+            f"popsize must be even for mirrored sampling, got {popsize}; "
+            f"use {popsize + 1} or pass mirrored=False"
+        )
+
+
+def sample_rows(
+    table: NoiseTable, rng: np.random.Generator, popsize: int, dim: int, mirrored: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Offsets, signs and seed groups for ``popsize`` rows.
+
+    Mirrored (antithetic) sampling lays pairs out as ``+eps, -eps`` on adjacent rows that share one
+    offset and one seed group, so both members of a pair meet the same episode.
+    """
+    check_mirrored_popsize(popsize, mirrored)
+    if mirrored:
+        half = table.sample_offsets(rng, popsize // 2, dim)
+        offsets = np.repeat(half, 2)
+        signs = np.tile(np.array([1, -1], dtype=np.int8), popsize // 2)
+        groups = np.arange(popsize, dtype=np.int64) // 2
+    else:
+        offsets = table.sample_offsets(rng, popsize, dim)
+        signs = np.ones(popsize, dtype=np.int8)
+        groups = np.arange(popsize, dtype=np.int64)
+    return offsets, signs, groups
+
+
+# -- from schedule.py: Sigma schedules for the strategies whose sigma does not adapt itself (openai-es, nes, ga, ars).
+
+
+@dataclass(frozen=True)
+class SigmaSchedule:
+    """Multiplicative decay per generation down to a floor."""
+
+    decay: float = 1.0
+    minimum: float = 0.0
+
+    @classmethod
+    def checked(cls, sigma: float, sigma_decay: float, sigma_min: float) -> SigmaSchedule:
+        """Validate the options ``sigma_decay`` (in (0, 1]) and ``sigma_min`` (in [0, sigma])."""
+        decay = check_float("sigma_decay", sigma_decay, positive=True, maximum=1.0)
+        minimum = check_float("sigma_min", sigma_min, nonnegative=True)
+        if minimum > sigma:
+            raise ConfigError(
+                f"sigma_min must be <= sigma (the initial sigma, {sigma!r}), got {minimum!r}; "
+                f"it is a floor that the decay stops at"
+            )
+        return cls(decay, minimum)
+
+    def __call__(self, sigma: float) -> float:
+        """The sigma of the next generation."""
+        return max(self.minimum, sigma * self.decay)
