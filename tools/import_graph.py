@@ -16,9 +16,10 @@ import argparse
 import ast
 import json
 import sys
-import tomllib
 from collections import defaultdict
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "blackbox"

@@ -1,7 +1,7 @@
 """Write the golden reference data (run once, at the commit whose results are the reference).
 
-    python tests/golden/make_golden.py            # every case and the 0.1.0 resume runs
-    python tests/golden/make_golden.py --only X   # one case
+    python -m tests.golden.make_golden            # every case and the 0.1.0 resume runs
+    python -m tests.golden.make_golden --only X   # one case
 
 Never rerun this to make a failing golden test pass: a refactor must change no result. Rerun it
 only for a deliberate change of results, in a commit of its own that says why.
@@ -18,8 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.golden.cases import CASES, DATA, RESUME_FROM, RESUME_RUNS, encode, read_run  # noqa: E402
+from tests.golden.cases import CASES, DATA, RESUME_FROM, RESUME_RUNS, encode, read_run
 
 
 def main() -> None:

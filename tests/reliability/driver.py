@@ -1,6 +1,6 @@
 """``blackbox`` in a subprocess with the ``faulty`` problem registered, and optional fault hooks.
 
-Run as ``python driver.py run ...`` / ``python driver.py resume RUN``. With
+Run as ``python -m tests.reliability.driver run ...`` / ``... resume RUN`` (the repository on PYTHONPATH). With
 ``CHECKPOINT_PAUSE=POINT:GENERATION:FLAGFILE`` in the environment, the process stops inside the
 checkpoint write of GENERATION at POINT, writes FLAGFILE and sleeps, so that a test can SIGKILL it
 exactly there. Points, in the order a checkpoint is written:
@@ -20,12 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import fault_problems  # noqa: E402
-
-from blackbox.store import checkpoint as ck  # noqa: E402
 from blackbox.cli import main  # noqa: E402
+from blackbox.store import checkpoint as ck  # noqa: E402
+from tests.reliability import fault_problems  # noqa: E402
 
 POINTS = ("arrays-partial", "arrays-written", "state-partial", "state-written", "renamed", "pruning", "pruned")
 

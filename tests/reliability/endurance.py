@@ -1,6 +1,6 @@
 """A long run, as ``blackbox run`` makes it, with a probe of the processes' resources.
 
-``python endurance.py RUN_DIR SAMPLES.jsonl EVERY -- KEY=VALUE...`` resolves a run config from the
+``python -m tests.reliability.endurance RUN_DIR SAMPLES.jsonl EVERY -- KEY=VALUE...`` resolves a run config from the
 ``--set``-style pairs (``strategy=...``, ``problem=...``, ``executor=...``, ``generations=...``,
 any config key) and runs it into RUN_DIR through :func:`blackbox.lab.runs.start_run` (what
 ``blackbox run`` calls) with checkpoints and record files, plus a callback that every EVERY
@@ -15,12 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-from helpers import descendants
-
 from blackbox.config.run import RunConfig, component_override, resolve_run_config, set_override, set_value
 from blackbox.driver.loop import Callback
 from blackbox.lab.runs import start_run
 from blackbox.registry.spec import parse_value
+from tests.reliability.helpers import descendants
 
 
 def _status(pid: int) -> dict[str, int]:

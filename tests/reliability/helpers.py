@@ -14,9 +14,10 @@ import numpy as np
 
 from blackbox.driver.logs import read_csv_records, read_jsonl_records
 from blackbox.files import load_npz
+from tests.helpers import subprocess_env
 
-HERE = Path(__file__).resolve().parent
-DRIVER = HERE / "driver.py"
+#: The subprocess driver, run as ``python -m tests.reliability.driver`` (see ``subprocess_env``).
+DRIVER = "tests.reliability.driver"
 TIMINGS = ("time", "generation_time")
 
 
@@ -97,8 +98,8 @@ def wait_gone(pids, seconds: float = 10.0) -> list[int]:
 # -- subprocess drivers ---------------------------------------------------------------------------
 def driver(args, env=None, wait=True, timeout=300, new_session=False):
     """``blackbox ARGS`` in a subprocess with the ``faulty`` problem registered."""
-    full_env = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
-    command = [sys.executable, str(DRIVER), *map(str, args)]
+    full_env = subprocess_env(env)
+    command = [sys.executable, "-m", DRIVER, *map(str, args)]
     if wait:
         return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout)
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import tomli_w
-from helpers import note
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from blackbox.config.run import build_components, load_toml, read_run_config, re
 from blackbox.errors import BlackboxError
 from blackbox.lab.experiment import load_experiment
 from blackbox.registry.plugins import problems, strategies
+from tests.reliability.helpers import note
 
 pytestmark = pytest.mark.filterwarnings("ignore:Initial solution argument:UserWarning")  # pycma on 1-d
 

@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import note
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -18,6 +17,7 @@ import blackbox as bb
 from blackbox.registry.plugins import strategies
 from blackbox.registry.spec import parse_spec
 from blackbox.store.checkpoint import decode_tree, encode_tree
+from tests.reliability.helpers import note
 
 # The default run's property tests are derandomized (the same inputs every run: CI stays stable);
 # the long ones draw new inputs each time, so that every CI run explores further.

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from driver import POINTS
-from helpers import assert_same_run_dir, driver, note, wait_for
 
-from blackbox.store import checkpoint as ck
 from blackbox.cli import main
 from blackbox.driver.logs import read_csv_records
+from blackbox.store import checkpoint as ck
+from tests.helpers import subprocess_env
+from tests.reliability.driver import POINTS
+from tests.reliability.helpers import DRIVER, assert_same_run_dir, driver, note, wait_for
 
 SEED, GENERATIONS, EVERY = 5, 20, 4
 
@@ -158,7 +159,7 @@ TMPFS_SCRIPT = """
 set -u
 mkdir -p "$MOUNT"
 mount -t tmpfs -o size=1m tmpfs "$MOUNT"
-"$PYTHON" "$DRIVER" "$@" > "$LOG_DIR/stdout" 2> "$LOG_DIR/stderr" &
+"$PYTHON" -m "$DRIVER" "$@" > "$LOG_DIR/stdout" 2> "$LOG_DIR/stderr" &
 pid=$!
 while [ ! -d "$RUN_DIR/checkpoints/gen-000008" ] && kill -0 $pid 2>/dev/null; do sleep 0.005; done
 cat /dev/zero > "$MOUNT/ballast" 2>/dev/null
@@ -180,8 +181,8 @@ def test_disk_full_on_a_real_tmpfs(faulty, clean, tmp_path, mounted, capsys):
     for folder in (run_dir, copy, logs):
         folder.mkdir()
     mount = run_dir / "checkpoints" if mounted == "checkpoints" else run_dir
-    env = {**os.environ, "RUN_DIR": str(run_dir), "MOUNT": str(mount), "COPY_DIR": str(copy), "LOG_DIR": str(logs),
-           "PYTHON": sys.executable, "DRIVER": str(Path(__file__).with_name("driver.py")), "FAULTY_DELAY": "0.02"}
+    env = subprocess_env({"RUN_DIR": run_dir, "MOUNT": mount, "COPY_DIR": copy, "LOG_DIR": logs,
+                          "PYTHON": sys.executable, "DRIVER": DRIVER, "FAULTY_DELAY": "0.02"})
     args = run_args(run_dir) + (["--overwrite"] if mounted == "checkpoints" else [])
     done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", TMPFS_SCRIPT, "sh", *args],
                           env=env, capture_output=True, text=True, timeout=120)

@@ -17,16 +17,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import note
 
-ENDURANCE = Path(__file__).with_name("endurance.py")
+from tests.helpers import subprocess_env
+from tests.reliability.helpers import note
+
 GROWTH_LIMIT = 0.05
 
 
 def run_probed(tmp_path: Path, every: int, *pairs: str, timeout: int = 1200) -> list[dict]:
     samples = tmp_path / "samples.jsonl"
-    done = subprocess.run([sys.executable, str(ENDURANCE), str(tmp_path / "run"), str(samples), str(every), "--",
-                           *pairs, "log.plot=false"], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([sys.executable, "-m", "tests.reliability.endurance", str(tmp_path / "run"), str(samples),
+                           str(every), "--", *pairs, "log.plot=false"], capture_output=True, text=True,
+                          timeout=timeout, env=subprocess_env())
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in samples.read_text().splitlines()]
 

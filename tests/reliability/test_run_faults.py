@@ -14,7 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import (
+
+import blackbox as bb
+from blackbox.cli import main
+from blackbox.core.seeding import evaluation_seeds
+from blackbox.driver.logs import read_csv_records
+from blackbox.store.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
+from tests.reliability.helpers import (
     assert_same_run_dir,
     descendants,
     driver,
@@ -22,12 +28,6 @@ from helpers import (
     wait_for,
     wait_gone,
 )
-
-import blackbox as bb
-from blackbox.cli import main
-from blackbox.core.seeding import evaluation_seeds
-from blackbox.driver.logs import read_csv_records
-from blackbox.store.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
 
 SEED, POPSIZE, GENERATIONS, EVERY = 5, 10, 20, 4
 ROWS = POPSIZE + 1  # the population and the center

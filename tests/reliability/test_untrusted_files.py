@@ -14,15 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fault_problems import Faulty
-from helpers import alive, cmdline, descendants, note
 
 import blackbox as bb
-from blackbox.store import checkpoint as ck
 from blackbox.cli import main
 from blackbox.config.run import load_toml, read_run_config, resolve_run_config
 from blackbox.driver.loop import Run
 from blackbox.errors import CheckpointError
+from blackbox.store import checkpoint as ck
+from tests.reliability.fault_problems import Faulty
+from tests.reliability.helpers import alive, cmdline, descendants, note
 
 COUNTS = {"crafted": 0}
 
@@ -180,9 +180,8 @@ def test_deeply_nested_state_json_is_refused(checkpoint):
 # -- a checkpoint that loads but does not fit the run --------------------------------------------
 @pytest.fixture
 def run_dir(tmp_path):
-    from fault_problems import register
-
     from blackbox.registry.plugins import problems
+    from tests.reliability.fault_problems import register
 
     register()
     out = tmp_path / "run"

@@ -10,11 +10,19 @@ import threading
 
 import numpy as np
 import pytest
-from fault_problems import Faulty
-from helpers import alive, assert_same_result, cmdline, descendants, loky_workers, note, wait_gone
 
 import blackbox as bb
 from blackbox.executors.loky import LokyExecutor
+from tests.reliability.fault_problems import Faulty
+from tests.reliability.helpers import (
+    alive,
+    assert_same_result,
+    cmdline,
+    descendants,
+    loky_workers,
+    note,
+    wait_gone,
+)
 
 
 def optimize(executor, generations=20, delay=0.0, seed=3):

@@ -1,11 +1,10 @@
 """The README's promises: its test command is what CI runs, and its opening example works."""
 
 import re
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def readme_bash_blocks() -> list[str]:

@@ -8,8 +8,8 @@ import pytest
 
 from blackbox.cli import main
 from blackbox.registry.plugins import executors, problems, strategies
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml",
           "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml"}

@@ -16,14 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakedist import write_distribution
+
+from tests.helpers.fakedist import write_distribution
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def readme_plugin() -> dict:

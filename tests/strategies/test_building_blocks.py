@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import blackbox as bb
-from blackbox.core import noise as noise_module
 from blackbox._validate import check_stdev
+from blackbox.core import noise as noise_module
 from blackbox.strategies.optim import ClipUp, make_optimizer
 from blackbox.strategies.shaping import get_shaping, nes_utilities, nes_utility_values, rank_weights
 

@@ -5,7 +5,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +13,7 @@ pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install
 
 from blackbox.cli import main  # noqa: E402
 from blackbox.files import load_npz, save_npz  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def test_run_uses_the_preset_and_confirms_the_goal(tmp_path, capsys):

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from executor_problems import (
+
+import blackbox as bb
+from blackbox.executors.futures import FuturesExecutor
+from blackbox.executors.loky import LokyExecutor
+from blackbox.executors.wire import chunk_bounds
+from tests.helpers import subprocess_env
+from tests.helpers.executor_problems import (
     DataError,
     DenseSearch,
     FailsOnMark,
@@ -24,13 +30,6 @@ from executor_problems import (
     Stateful,
     ThreadReport,
 )
-
-import blackbox as bb
-from blackbox.executors.futures import FuturesExecutor
-from blackbox.executors.loky import LokyExecutor
-from blackbox.executors.wire import chunk_bounds
-
-TESTS = Path(__file__).resolve().parent
 
 STRATEGIES = {
     "openai-es": lambda dim: bb.make_strategy("openai-es", dim=dim, popsize=20, sigma=0.1, seed=7),
@@ -301,8 +300,7 @@ def test_hung_rows_are_killed_and_handled(on_timeout, tmp_path):
 # -- Ctrl-C -------------------------------------------------------------------------------------------
 CLI_SCRIPT = textwrap.dedent("""
     import sys
-    sys.path.insert(0, {tests!r})
-    import executor_problems
+    from tests.helpers import executor_problems
     from blackbox.registry.plugins import problems
     from blackbox.cli import main
     problems.register("sleepy", executor_problems.Sleepy)
@@ -311,7 +309,7 @@ CLI_SCRIPT = textwrap.dedent("""
 
 
 def _descendants(pid: int) -> set[int]:
-    from reliability.helpers import descendants  # the one /proc walker of the test suite
+    from tests.reliability.helpers import descendants  # the one /proc walker of the test suite
 
     return descendants(pid)
 
@@ -329,11 +327,10 @@ def interrupt_cli_run(out: Path, executor: str = "loky:workers=2", group: bool =
     stderr, its pid, the processes it had started). ``group`` sends SIGINT to the whole process
     group, as a terminal does; otherwise to the driver alone. The run directory ``out`` is left
     for inspection (a test of checkpoints can look at what the interrupted run left there)."""
-    script = CLI_SCRIPT.format(tests=str(TESTS))
-    command = [sys.executable, "-c", script, "run", "--problem", "sleepy:dim=4,delay=0.2", "--executor",
+    command = [sys.executable, "-c", CLI_SCRIPT, "run", "--problem", "sleepy:dim=4,delay=0.2", "--executor",
                executor, "--generations", "1000", "--quiet", "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=group)
+                               start_new_session=group, env=subprocess_env())
     records = out / "records.csv"
     deadline = time.time() + 60
     while time.time() < deadline and process.poll() is None:

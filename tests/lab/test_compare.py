@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from run_problems import registered_drift
 
-from blackbox.lab import stats
 from blackbox.cli import main
 from blackbox.driver.logs import read_csv_records
+from blackbox.lab import stats
 from blackbox.lab.experiment import load_experiment
+from tests.helpers.run_problems import registered_drift
 
 EXPERIMENT = """\
 name = "tiny"

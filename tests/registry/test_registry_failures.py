@@ -13,11 +13,11 @@ import subprocess
 import sys
 
 import pytest
-from fakedist import on_sys_path, write_distribution
 
 import blackbox as bb
 from blackbox import registry
 from blackbox.cli import main
+from tests.helpers.fakedist import on_sys_path, write_distribution
 
 GOOD = '''
 from blackbox.strategies.search_gradient import OpenAIES

@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from run_problems import Drift
 
 import blackbox as bb
-from blackbox.store import checkpoint as ck
 from blackbox.driver.loop import Run
 from blackbox.driver.stop import GoalHeld
 from blackbox.errors import CheckpointError
+from blackbox.store import checkpoint as ck
+from tests.helpers.run_problems import Drift
 
 
 def test_state_trees_round_trip_exactly():

@@ -11,12 +11,13 @@ import importlib
 import json
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.helpers import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
 
 
 @pytest.fixture(scope="module")

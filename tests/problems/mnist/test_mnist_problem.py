@@ -9,12 +9,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sklearn")
 
-from test_idx import fake_mnist  # noqa: E402
-
 import blackbox as bb  # noqa: E402
 from blackbox.problems.mnist.classifiers import MaxPool2x2  # noqa: E402
 from blackbox.problems.mnist.data import MNIST_DIR_ENV  # noqa: E402
 from blackbox.problems.mnist.problem import MNIST  # noqa: E402
+from tests.problems.mnist.test_idx import fake_mnist  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from broken import BROKEN_EXECUTORS, BROKEN_PROBLEMS, BROKEN_STRATEGIES, ToyES, ToyProblem, WalksAway
 
 import blackbox as bb
 from blackbox.testing import (
@@ -19,6 +18,14 @@ from blackbox.testing import (
     plain_data_faults,
     run_checks,
     through_files,
+)
+from tests.helpers.broken import (
+    BROKEN_EXECUTORS,
+    BROKEN_PROBLEMS,
+    BROKEN_STRATEGIES,
+    ToyES,
+    ToyProblem,
+    WalksAway,
 )
 
 
@@ -65,7 +72,7 @@ def test_correct_baselines_pass_everything():
 
 
 def test_report_and_conformance_error_without_pytest():
-    from broken import Unpicklable
+    from tests.helpers.broken import Unpicklable
 
     with pytest.raises(ConformanceError) as info:
         check_strategy(WalksAway)

@@ -1,7 +1,6 @@
 """``blackbox resume``: an interrupted run continues bit-identically to one never interrupted."""
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from run_problems import registered_drift
 
 from blackbox.cli import main
 from blackbox.config.run import run_config
@@ -21,8 +19,9 @@ from blackbox.driver.loop import Callback
 from blackbox.files import load_npz
 from blackbox.lab.runs import resume_run, start_run
 from blackbox.store.checkpoint import list_checkpoints
+from tests.helpers import subprocess_env
+from tests.helpers.run_problems import registered_drift
 
-TESTS = Path(__file__).resolve().parent
 TIMINGS = ("time", "generation_time")
 
 
@@ -100,8 +99,7 @@ def test_goal_streak_survives_the_checkpoint(tmp_path, drift):
 
 KILLED_RUN = """\
 import sys
-sys.path.insert(0, {tests!r})
-from run_problems import register_drift
+from tests.helpers.run_problems import register_drift
 from blackbox.cli import main
 register_drift()
 sys.exit(main(sys.argv[1:]))
@@ -110,8 +108,8 @@ sys.exit(main(sys.argv[1:]))
 
 def run_script(tmp_path, args, env=None, wait=True):
     script = tmp_path / "driver.py"
-    script.write_text(KILLED_RUN.format(tests=str(TESTS)))
-    full_env = {**os.environ, **(env or {})}
+    script.write_text(KILLED_RUN)
+    full_env = subprocess_env(env)
     command = [sys.executable, str(script), *args]
     if wait:
         return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=120)
@@ -288,7 +286,7 @@ def test_interrupted_generation_keeps_the_last_checkpoint(tmp_path, drift):
 
 
 def test_a_failing_evaluation_keeps_the_previous_checkpoint(tmp_path, drift, monkeypatch):
-    from run_problems import Drift
+    from tests.helpers.run_problems import Drift
 
     real = Drift.evaluate
     calls = {"n": 0}
