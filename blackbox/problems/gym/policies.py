@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -378,15 +377,13 @@ class TorchBatch:
         self.pending.clear()
 
 
-def _resolve_import(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
+def _import_policy(path: str) -> Any:
+    from ...registry.imports import import_object
+
     try:
-        obj = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"policy {path!r} could not be imported: {type(exc).__name__}: {exc}") from None
-    return obj
+        return import_object(path)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named with its cause
+        raise ConfigError(f"policy {path!r} could not be imported: {type(exc).__name__}: {exc}") from exc
 
 
 def _mlp_init(mlp: MLPPolicy, module: Any, rng: np.random.Generator) -> np.ndarray:
@@ -421,7 +418,7 @@ def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] 
                                label=module.describe(), threads=threads)
         if ":" not in policy:
             check_choice("policy", policy, list(POLICIES))
-        policy = _resolve_import(policy)
+        policy = _import_policy(policy)
     if _is_torch_module(policy):
         return _checked_vbn(TorchPolicy(policy, in_size, out_size, device=device, threads=threads), vbn)
     if callable(policy):
