@@ -224,9 +224,10 @@ class MLPBatch:
 class TorchPolicy:
     """Any ``torch.nn.Module``: its parameters are the flat vector (torch's order).
 
-    ``device`` (``"cuda"``, ``"cuda:1"``, ...) is where each process's runtime puts the parameters
-    and runs the batched forward; the recipe itself stays on the CPU so it pickles anywhere, and a
-    process without that device falls back to the CPU with a warning (:mod:`.devices`).
+    ``device`` (``"cuda"``, ``"cuda:1"``, ``"auto"``, ...) is where each process's runtime puts the
+    parameters and runs the batched forward; the recipe itself stays on the CPU so it pickles
+    anywhere. ``"auto"`` is decided when the policy is made; a process without the device refuses
+    to run it (:mod:`blackbox.problems.devices`).
     ``init(module, rng)`` gives the initial parameters (default: the module's own, unchanged).
     ``threads`` is torch's intra-op thread count in each process that runs the policy on the CPU
     (``torch.set_num_threads`` when the runtime is built; None leaves it alone): the population is
@@ -241,7 +242,7 @@ class TorchPolicy:
     def __init__(self, module: Any, in_size: int, out_size: int, *, device: str | None = None,
                  init: Callable[[Any, np.random.Generator], np.ndarray] | None = None, label: str | None = None,
                  threads: int | None = 1):
-        from ..devices import check_device
+        from ..devices import resolve_device
         from ..torch_params import FlatParams
         from .vbn import has_vbn
 
@@ -249,7 +250,7 @@ class TorchPolicy:
         self.in_size = int(in_size)
         self.out_size = int(out_size)
         self.dim = self.flat.dim
-        self.device = check_device(device) or "cpu"
+        self.device = resolve_device(device)
         self.init = init
         self.label = label
         self.vbn = has_vbn(self.flat.module)
@@ -315,19 +316,19 @@ class TorchBatch:
         self.policy = policy
         if policy.threads is not None and torch.get_num_threads() != policy.threads:
             torch.set_num_threads(policy.threads)
-        self.device, self.device_note = resolve_device(policy.device)
+        self.device = resolve_device(policy.device)  # again: this process may lack the device
         if self.device == "cpu":
             self.flat = policy.flat
         else:
             self.flat = FlatParams(copy.deepcopy(policy.flat.module), device=self.device)
         self.params = torch.zeros(int(capacity), policy.dim, dtype=self.flat.dtype, device=self.device)
-        self.runner = None
+        self.runner: Any = None  # a VBNRunner for policies with VBN layers
         if policy.vbn:
             from .vbn import VBNRunner
 
             self.runner = VBNRunner(self.flat)
-        self.reference = None
-        self.stats: list | None = None  # per VBN layer: mean, var as (capacity, C) tensors
+        self.reference: Any = None  # the reference batch as a tensor on the device
+        self.stats: list[Any] | None = None  # per VBN layer: mean, var as (capacity, C) tensors
         self.pending: set[int] = set()
 
     def set_reference(self, inputs: np.ndarray) -> None:
@@ -398,11 +399,12 @@ def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] 
     either. ``obs_shape`` (the observation's shape) and ``obs_scale`` (1/255 for pixels) are what the
     convnets need; ``vbn`` adds (built-ins) or requires (torch modules) virtual batch normalization;
     ``device`` runs the policy in torch on that device (the MLP then becomes the equivalent torch
-    network with the same parameter layout and initialization); ``threads`` is torch's thread count
-    for CPU forwards (see :class:`TorchPolicy`)."""
-    from ..devices import check_device
+    network with the same parameter layout and initialization; ``"auto"`` where no CUDA device is
+    leaves it the numpy MLP); ``threads`` is torch's thread count for CPU forwards (see
+    :class:`TorchPolicy`)."""
+    from ..devices import resolve_device
 
-    device = check_device(device)
+    device = None if device is None else resolve_device(device)
     if isinstance(policy, str):
         if policy in ("mlp", "linear"):
             mlp = MLPPolicy(in_size, out_size, hidden if policy == "mlp" else (), activation, vbn=vbn)

@@ -22,7 +22,7 @@ The paper's other tricks are options too: virtual batch normalization (``vbn=Tru
 the reference batch is part of the recipe, see below), an adaptive episode cap (``episode_cap=``,
 :mod:`.episode_cap`; the cap is part of the synced state), Atari preprocessing and frame stacking
 (``ALE/...`` ids, :mod:`.wrappers`), a frame skip for any task (``frame_skip=k``), and policies on
-a CUDA device (``device="cuda"``, :mod:`.devices`).
+a CUDA device (``device="cuda"`` or ``"auto"``, :mod:`blackbox.problems.devices`).
 
 Why the VBN reference batch is part of the recipe and not of the synced state: it never changes
 during a run, so sending it with every generation's state would cost its size (3.6 MB for Atari
@@ -171,7 +171,7 @@ class GymProblem(Problem):
         self.vbn = bool(vbn)
         self.vbn_size = check_int("vbn_size", vbn_size, minimum=2)
         self.vbn_seed = check_int("vbn_seed", vbn_seed, minimum=0)
-        self.device, self.device_note = resolve_device(device)
+        self.device = resolve_device(device)
         self.device_requested = device
         self._max_steps_given = None if max_episode_steps is None else check_int(
             "max_episode_steps", max_episode_steps, minimum=1)
@@ -326,9 +326,8 @@ class GymProblem(Problem):
             summary["episode_cap"] = self.cap.describe()
         if self.device_requested is not None:
             summary["device"] = self.device
-            if self.device_note:
-                summary["device_requested"] = self.device_requested
-                summary["device_note"] = self.device_note
+            if self.device_requested != self.device:
+                summary["device_requested"] = self.device_requested  # "auto"
         return summary
 
     # -- rollouts -------------------------------------------------------------------------------
