@@ -86,9 +86,8 @@ class MLPPolicy:
                  vbn: bool = False):
         self.in_size = check_int("observation size", in_size, minimum=1)
         self.out_size = check_int("output size", out_size, minimum=1)
-        if isinstance(hidden, (int, np.integer)):
-            hidden = (hidden,)
-        self.hidden = tuple(check_int("hidden layer size", h, minimum=1) for h in hidden)
+        sizes = (hidden,) if isinstance(hidden, (int, np.integer)) else hidden
+        self.hidden = tuple(check_int("hidden layer size", h, minimum=1) for h in sizes)
         self.activation = check_choice("activation", activation, ACTIVATIONS)
         self.vbn = bool(vbn)
         if self.vbn and not self.hidden:
@@ -361,7 +360,7 @@ class TorchBatch:
             out = self.flat.forward(self.params[:live], inputs)
         else:
             self._refresh()
-            out = self.runner.forward(self.params[:live], [s[:live] for s in self.stats], inputs)
+            out = self.runner.forward(self.params[:live], [s[:live] for s in self.stats or ()], inputs)
         return out.reshape(live, -1).cpu().numpy()
 
     def _refresh(self) -> None:
