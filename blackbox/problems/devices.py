@@ -1,33 +1,35 @@
-"""Which torch device a policy runs on: the one asked for, or the CPU with a note when it is missing.
+"""Where torch code runs: one rule for every problem (the gym problem's policies, the mnist problem).
 
-``device="cuda"`` (or ``"cuda:1"``, ``"mps"``) puts the policy's parameters and its batched forward
-on that device; environments stay on the CPU. A run asked for CUDA on a machine without it goes on
-on the CPU: :func:`resolve_device` says so with a warning (and a log record) in every process that
-falls back, and the gym problem records the request and the fallback in ``describe()``.
+- ``"auto"``: the first CUDA device when torch sees one, else the CPU. It is decided where the
+  problem is built, and the problem records the device it chose (``describe()``), so a run says
+  where it ran.
+- An explicit device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) is used as given. One that is
+  not available is refused with a ConfigError naming it and the devices that are, both where the
+  problem is built and in every process that runs it (:func:`resolve_device` is called again
+  there), so a run never computes on other hardware than it was asked to: results on a GPU are
+  reproducible on that GPU but differ from the CPU's in the last bits.
+- ``None`` (the gym problem's default): no torch device, the numpy policy on the CPU.
 """
 
 from __future__ import annotations
 
-import logging
-import warnings
-
 from ..errors import ConfigError
 
-__all__ = ["check_device", "resolve_device", "DeviceFallbackWarning"]
+__all__ = ["AUTO", "available_devices", "check_device", "resolve_device"]
 
-log = logging.getLogger("blackbox.devices")
-
-
-class DeviceFallbackWarning(UserWarning):
-    """The requested torch device is not available here; the CPU is used instead."""
+#: The device that means "CUDA where available, else the CPU".
+AUTO = "auto"
+_EXAMPLES = "a torch device such as 'cpu', 'cuda' or 'cuda:1'"
+_AUTO_HINT = "'auto' (CUDA where available, else the CPU)"
 
 
 def check_device(device: str | None) -> str | None:
-    """``device`` as a canonical torch device string (None stays None), or a ConfigError."""
-    if device is None:
-        return None
+    """``device`` spelled as torch spells it (``"auto"`` and None stay as they are), or a ConfigError
+    for a string torch does not know as a device. Says nothing about availability."""
+    if device is None or device == AUTO:
+        return device
     if not isinstance(device, str) or not device.strip():
-        raise ConfigError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+        raise ConfigError(f"device must be {_EXAMPLES}, got {device!r} (or {_AUTO_HINT})")
     try:
         import torch
     except ImportError:
@@ -37,17 +39,16 @@ def check_device(device: str | None) -> str | None:
                           f"pip install torch==2.13.0 (see the README)") from None
     try:
         parsed = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ConfigError(f"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got {device!r}") from None
+    except (RuntimeError, ValueError, TypeError):
+        raise ConfigError(f"device must be {_EXAMPLES}, got {device!r} (or {_AUTO_HINT})") from None
     return str(parsed)
 
 
 def _available(device: str) -> tuple[bool, str]:
+    """Whether ``device`` (checked) exists in this process, and why not."""
     import torch
 
     kind = device.split(":")[0]
-    if kind == "cpu":
-        return True, ""
     if kind == "cuda":
         if not torch.cuda.is_available():
             return False, "CUDA is not available (torch.cuda.is_available() is False)"
@@ -59,25 +60,41 @@ def _available(device: str) -> tuple[bool, str]:
         backend = getattr(torch.backends, "mps", None)
         if backend is None or not backend.is_available():
             return False, "the MPS backend is not available"
-        return True, ""
     return True, ""
 
 
-_warned: set[str] = set()
+def available_devices() -> list[str]:
+    """The devices torch can use in this process: ``cpu``, then ``cuda:0``, ``cuda:1``, ..., ``mps``."""
+    try:
+        import torch
+    except ImportError:
+        return ["cpu"]
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    backend = getattr(torch.backends, "mps", None)
+    if backend is not None and backend.is_available():
+        found.append("mps")
+    return found
 
 
-def resolve_device(device: str | None, warn: bool = True) -> tuple[str, str]:
-    """``(device to use, note)``: the note is empty unless the request falls back to the CPU, which
-    is said once per process (a warning and a log record)."""
-    if device is None or device == "cpu":
-        return "cpu", ""
+def resolve_device(device: str | None) -> str:
+    """The device to run on here for the option ``device``: None is the CPU, ``"auto"`` CUDA when
+    available (else the CPU), anything else itself when available, else a ConfigError naming it
+    and the devices that are available."""
     device = check_device(device)
+    if device is None or device == "cpu":
+        return "cpu"
+    if device == AUTO:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return "cpu"
+        return "cuda" if _available("cuda")[0] else "cpu"
     ok, why = _available(device)
-    if ok:
-        return device, ""
-    note = f"device={device!r} was asked for, but {why}; the policy runs on the CPU instead"
-    if warn and note not in _warned:
-        _warned.add(note)
-        warnings.warn(note, DeviceFallbackWarning, stacklevel=3)
-        log.warning(note)
-    return "cpu", note
+    if not ok:
+        raise ConfigError(
+            f"device={device!r} is not available here: {why}. Available: {', '.join(available_devices())}; "
+            f"use one of them, or device={_AUTO_HINT}"
+        )
+    return device

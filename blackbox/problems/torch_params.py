@@ -11,6 +11,8 @@ torch is an optional dependency: importing this module requires it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch.func import functional_call, vmap
@@ -39,7 +41,7 @@ class FlatParams:
         self.buffers = {n: b for n, b in self.module.named_buffers()}
         for p in self.module.parameters():
             p.requires_grad_(False)
-        self._batched_cache: dict[tuple, object] = {}
+        self._batched_cache: dict[tuple[bool], Callable[..., torch.Tensor]] = {}
 
     def initial(self) -> np.ndarray:
         """The module's current parameters as one float64 vector (torch's parameter order)."""

@@ -11,7 +11,6 @@ protocol is rejected at load with the missing method named.
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as metadata
 import inspect
 import threading
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, PluginError, UnknownNameError, did_you_mean
+from .imports import import_object
 from .spec import Spec, parse_spec
 
 __all__ = [
@@ -62,11 +62,8 @@ class PluginEntry:
             return self._loaded
         if self._error is not None:
             raise self._error
-        module_name, _, attr = self.value.partition(":")
         try:
-            obj = importlib.import_module(module_name.strip())
-            for part in filter(None, attr.strip().split(".")):
-                obj = getattr(obj, part)
+            obj = import_object(self.value)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - report any import failure with provenance
             error = PluginError(
                 f"{self.kind} {self.name!r} from distribution {self.source} "

@@ -61,7 +61,7 @@ PROBLEMS = [
             "episode_cap_threshold=0.25,episode_cap_ratio=1.5"),
     Subject("gym:CartPole-v1,hidden=[4],frame_skip=3,frame_stack=2"),
     Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
-    *([Subject("gym:CartPole-v1,hidden=[4],device=cuda"),  # the CPU with a note where CUDA is missing
+    *([Subject("gym:CartPole-v1,hidden=[4],device=auto"),  # CUDA where available, else the CPU
        Subject("gym:CartPole-v1,vbn=true,vbn_size=16", policy=torch_vbn_mlp)] if HAS_TORCH else []),
 ]
 # Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.

@@ -69,7 +69,7 @@ class AtariCNN(torch.nn.Module):
             layers.append(torch.nn.ReLU())
             h, w = (h - kernel) // stride + 1, (w - kernel) // stride + 1
             if h < 1 or w < 1:
-                raise ConfigError(f"observations of shape {tuple(obs_shape)} are too small for the {layout!r} "
+                raise ConfigError(f"observations of shape {tuple(obs_shape or ())} are too small for the {layout!r} "
                                   f"convnet (it expects 84x84 frames)")
             channels = filters
         self.features = torch.nn.Sequential(*layers)

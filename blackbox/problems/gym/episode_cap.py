@@ -3,7 +3,7 @@
 Long episodes of a few members hold up a whole generation (every worker waits for the slowest),
 and early in training they are often long for the wrong reasons. Salimans et al. 2017 cap
 episodes at a length adjusted during training. Two rules, as a gym problem option
-(``episode_cap=``):
+(``episode_cap=``, the :class:`~.options.EpisodeCap` group):
 
 - ``"mean"``: the cap of the next generation is ``episode_cap_factor`` (2) times the mean episode
   length of this one (the rule stated in issue 10); the first generation is uncapped.
@@ -33,17 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import check_choice, check_float, check_int
-from ...errors import ConfigError
+from .options import CAP_OPTIONS, EpisodeCap
 
-__all__ = ["EpisodeCap", "RULES", "make_episode_cap"]
-
-RULES = ("none", "mean", "adaptive")
-DEFAULTS = {"factor": 2.0, "start": 100, "threshold": 0.5, "ratio": 2.0}
-_OPTIONS = {"mean": ("factor",), "adaptive": ("start", "threshold", "ratio")}
+__all__ = ["RunningCap", "running_cap", "make_episode_cap"]
 
 
-class EpisodeCap:
+class RunningCap:
     """The current cap (``cap``) and the rule that moves it after each generation."""
 
     def __init__(self, rule: str, limit: int, factor: float = 2.0, start: int = 100, threshold: float = 0.5,
@@ -68,7 +63,7 @@ class EpisodeCap:
             self.cap = int(min(self.limit, max(self.cap + 1, int(self.ratio * self.cap))))
 
     def describe(self) -> dict[str, Any]:
-        options = {k: getattr(self, k) for k in _OPTIONS[self.rule]}
+        options = {k: getattr(self, k) for k in CAP_OPTIONS[self.rule]}
         return {"rule": self.rule, **options, "cap": self.cap}
 
     def state_dict(self) -> dict[str, Any]:
@@ -79,24 +74,14 @@ class EpisodeCap:
             self.cap = int(min(self.limit, max(1, int(np.asarray(state["episode_cap"])))))
 
 
-def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,
-                     threshold: float | None, ratio: float | None) -> EpisodeCap | None:
-    """The cap for ``rule`` (None or "none": no cap), with options checked against the rule."""
-    rule = "none" if rule is None else rule
-    rule = check_choice("episode_cap", rule, RULES)
-    given = {"factor": factor, "start": start, "threshold": threshold, "ratio": ratio}
-    allowed = _OPTIONS.get(rule, ())
-    for key, value in given.items():
-        if value is not None and key not in allowed:
-            owner = next(r for r, keys in _OPTIONS.items() if key in keys)
-            raise ConfigError(f"episode_cap_{key} applies to episode_cap={owner!r}, but episode_cap={rule!r}")
-    if rule == "none":
+def running_cap(options: EpisodeCap | None, limit: int) -> RunningCap | None:
+    """The cap of a run under the ``options`` (None or rule ``"none"``: no cap), below the task's ``limit``."""
+    if options is None or not options.enabled():
         return None
-    values = {k: DEFAULTS[k] if v is None else v for k, v in given.items()}
-    check_float("episode_cap_factor", values["factor"], positive=True)
-    check_int("episode_cap_start", values["start"], minimum=1)
-    check_float("episode_cap_threshold", values["threshold"], positive=True, maximum=1.0)
-    check_float("episode_cap_ratio", values["ratio"], positive=True)
-    if values["ratio"] <= 1.0:
-        raise ConfigError(f"episode_cap_ratio must be > 1 (the cap only grows), got {values['ratio']}")
-    return EpisodeCap(rule, limit, **values)
+    return RunningCap(str(options.rule), limit, **options.values())
+
+
+def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,
+                     threshold: float | None, ratio: float | None) -> RunningCap | None:
+    """The cap for ``rule`` (None or "none": no cap), with options checked against the rule."""
+    return running_cap(EpisodeCap(rule, factor, start, threshold, ratio), limit)

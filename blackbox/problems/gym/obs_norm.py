@@ -17,14 +17,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunningStats", "Normalizer", "episode_moments", "combine_moments", "sampled_rows"]
+__all__ = ["RunningStats", "Normalizer", "Moments", "episode_moments", "combine_moments", "sampled_rows"]
+
+#: (count, mean, sum of squared deviations) of a sample of observations.
+Moments = tuple[float, np.ndarray, np.ndarray]
 
 VARIANCE_FLOOR = 1e-2
 # A spawn key that keeps the sampling decision independent of every other use of the seed.
 _SAMPLE_KEY = 0x6F627374  # "obst"
 
 
-def episode_moments(observations: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def episode_moments(observations: np.ndarray) -> Moments:
     """(count, mean, sum of squared deviations) of ``observations`` (T, d), two-pass."""
     obs = np.asarray(observations, dtype=np.float64)
     count = float(len(obs))
@@ -35,7 +38,7 @@ def episode_moments(observations: np.ndarray) -> tuple[float, np.ndarray, np.nda
     return count, mean, m2
 
 
-def combine_moments(a: tuple[float, np.ndarray, np.ndarray], b: tuple[float, np.ndarray, np.ndarray]):
+def combine_moments(a: Moments, b: Moments) -> Moments:
     """Moments of the union of two samples (Chan, Golub & LeVeque)."""
     na, mean_a, m2_a = a
     nb, mean_b, m2_b = b

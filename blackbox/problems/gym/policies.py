@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -87,9 +86,8 @@ class MLPPolicy:
                  vbn: bool = False):
         self.in_size = check_int("observation size", in_size, minimum=1)
         self.out_size = check_int("output size", out_size, minimum=1)
-        if isinstance(hidden, (int, np.integer)):
-            hidden = (hidden,)
-        self.hidden = tuple(check_int("hidden layer size", h, minimum=1) for h in hidden)
+        sizes = (hidden,) if isinstance(hidden, (int, np.integer)) else hidden
+        self.hidden = tuple(check_int("hidden layer size", h, minimum=1) for h in sizes)
         self.activation = check_choice("activation", activation, ACTIVATIONS)
         self.vbn = bool(vbn)
         if self.vbn and not self.hidden:
@@ -225,9 +223,10 @@ class MLPBatch:
 class TorchPolicy:
     """Any ``torch.nn.Module``: its parameters are the flat vector (torch's order).
 
-    ``device`` (``"cuda"``, ``"cuda:1"``, ...) is where each process's runtime puts the parameters
-    and runs the batched forward; the recipe itself stays on the CPU so it pickles anywhere, and a
-    process without that device falls back to the CPU with a warning (:mod:`.devices`).
+    ``device`` (``"cuda"``, ``"cuda:1"``, ``"auto"``, ...) is where each process's runtime puts the
+    parameters and runs the batched forward; the recipe itself stays on the CPU so it pickles
+    anywhere. ``"auto"`` is decided when the policy is made; a process without the device refuses
+    to run it (:mod:`blackbox.problems.devices`).
     ``init(module, rng)`` gives the initial parameters (default: the module's own, unchanged).
     ``threads`` is torch's intra-op thread count in each process that runs the policy on the CPU
     (``torch.set_num_threads`` when the runtime is built; None leaves it alone): the population is
@@ -242,7 +241,7 @@ class TorchPolicy:
     def __init__(self, module: Any, in_size: int, out_size: int, *, device: str | None = None,
                  init: Callable[[Any, np.random.Generator], np.ndarray] | None = None, label: str | None = None,
                  threads: int | None = 1):
-        from ..devices import check_device
+        from ..devices import resolve_device
         from ..torch_params import FlatParams
         from .vbn import has_vbn
 
@@ -250,7 +249,7 @@ class TorchPolicy:
         self.in_size = int(in_size)
         self.out_size = int(out_size)
         self.dim = self.flat.dim
-        self.device = check_device(device) or "cpu"
+        self.device = resolve_device(device)
         self.init = init
         self.label = label
         self.vbn = has_vbn(self.flat.module)
@@ -316,19 +315,19 @@ class TorchBatch:
         self.policy = policy
         if policy.threads is not None and torch.get_num_threads() != policy.threads:
             torch.set_num_threads(policy.threads)
-        self.device, self.device_note = resolve_device(policy.device)
+        self.device = resolve_device(policy.device)  # again: this process may lack the device
         if self.device == "cpu":
             self.flat = policy.flat
         else:
             self.flat = FlatParams(copy.deepcopy(policy.flat.module), device=self.device)
         self.params = torch.zeros(int(capacity), policy.dim, dtype=self.flat.dtype, device=self.device)
-        self.runner = None
+        self.runner: Any = None  # a VBNRunner for policies with VBN layers
         if policy.vbn:
             from .vbn import VBNRunner
 
             self.runner = VBNRunner(self.flat)
-        self.reference = None
-        self.stats: list | None = None  # per VBN layer: mean, var as (capacity, C) tensors
+        self.reference: Any = None  # the reference batch as a tensor on the device
+        self.stats: list[Any] | None = None  # per VBN layer: mean, var as (capacity, C) tensors
         self.pending: set[int] = set()
 
     def set_reference(self, inputs: np.ndarray) -> None:
@@ -361,7 +360,7 @@ class TorchBatch:
             out = self.flat.forward(self.params[:live], inputs)
         else:
             self._refresh()
-            out = self.runner.forward(self.params[:live], [s[:live] for s in self.stats], inputs)
+            out = self.runner.forward(self.params[:live], [s[:live] for s in self.stats or ()], inputs)
         return out.reshape(live, -1).cpu().numpy()
 
     def _refresh(self) -> None:
@@ -378,15 +377,13 @@ class TorchBatch:
         self.pending.clear()
 
 
-def _resolve_import(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
+def _import_policy(path: str) -> Any:
+    from ...registry.imports import import_object
+
     try:
-        obj = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"policy {path!r} could not be imported: {type(exc).__name__}: {exc}") from None
-    return obj
+        return import_object(path)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named with its cause
+        raise ConfigError(f"policy {path!r} could not be imported: {type(exc).__name__}: {exc}") from exc
 
 
 def _mlp_init(mlp: MLPPolicy, module: Any, rng: np.random.Generator) -> np.ndarray:
@@ -401,11 +398,12 @@ def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] 
     either. ``obs_shape`` (the observation's shape) and ``obs_scale`` (1/255 for pixels) are what the
     convnets need; ``vbn`` adds (built-ins) or requires (torch modules) virtual batch normalization;
     ``device`` runs the policy in torch on that device (the MLP then becomes the equivalent torch
-    network with the same parameter layout and initialization); ``threads`` is torch's thread count
-    for CPU forwards (see :class:`TorchPolicy`)."""
-    from ..devices import check_device
+    network with the same parameter layout and initialization; ``"auto"`` where no CUDA device is
+    leaves it the numpy MLP); ``threads`` is torch's thread count for CPU forwards (see
+    :class:`TorchPolicy`)."""
+    from ..devices import resolve_device
 
-    device = check_device(device)
+    device = None if device is None else resolve_device(device)
     if isinstance(policy, str):
         if policy in ("mlp", "linear"):
             mlp = MLPPolicy(in_size, out_size, hidden if policy == "mlp" else (), activation, vbn=vbn)
@@ -421,7 +419,7 @@ def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] 
                                label=module.describe(), threads=threads)
         if ":" not in policy:
             check_choice("policy", policy, list(POLICIES))
-        policy = _resolve_import(policy)
+        policy = _import_policy(policy)
     if _is_torch_module(policy):
         return _checked_vbn(TorchPolicy(policy, in_size, out_size, device=device, threads=threads), vbn)
     if callable(policy):

@@ -21,7 +21,7 @@ def collect_reference_batch(env: Any, flatten: Callable[[Any], np.ndarray], size
     """``size`` flat observations ``(size, obs_size)`` of ``env`` under random actions seeded by ``seed``."""
     env.action_space.seed(int(seed))
     env.reset(seed=int(seed))
-    rows = []
+    rows: list[np.ndarray] = []
     while len(rows) < size:
         observation, _, terminated, truncated, _ = env.step(env.action_space.sample())
         rows.append(flatten(observation))

@@ -1,4 +1,4 @@
-"""Rollouts: many members' episodes side by side with one policy call per step, and the reference.
+"""The episode loops: many members' episodes side by side, one after another, and one alone.
 
 :class:`BatchedRollouts` runs the episodes of a slice of the population (``episodes`` per
 member, each a "job") in up to ``capacity`` environment slots. Every step it calls the policy ONCE
@@ -7,10 +7,17 @@ When an episode ends, its slot takes the next job of the queue (reset with that 
 once the queue is empty, the last live slots move into the finished ones, so dead environments
 are never stepped and the batch stays dense.
 
-:func:`rollout_episode` is the plain one-environment loop. Both do exactly the same arithmetic
-per episode (the policy's output for a slot depends only on that slot), so batched evaluation
-returns bit for bit the returns of evaluating members one by one, whatever the capacity and
-order; the test suite checks this on every supported task.
+:class:`OneByOneRollouts` is the reference engine (``batched=False``): each member's episodes one
+after another in one environment, through :func:`rollout_episode`, the plain one-environment loop
+(also what ``play`` and ``score`` of a single episode use). Both engines do exactly the same
+arithmetic per episode (the policy's output for a slot depends only on that slot), so batched
+evaluation returns bit for bit the returns of evaluating members one by one, whatever the capacity
+and order; the test suite checks this on every supported task.
+
+What the loops need from their parts is written down as protocols: :class:`Slots` (environments
+stepped together, :mod:`.slots`), :class:`PolicyRecipe` and :class:`PolicyRuntime` (a policy and its
+per-process parameter slots, :mod:`.policies`), and :class:`Adapter` (outputs to actions,
+:mod:`.actions`).
 
 Seeds: episode ``e`` of a row with seed ``s`` resets with ``s`` itself for ``e = 0`` and with a
 seed derived from ``(s, e)`` otherwise (:func:`episode_seeds`). Action noise comes from a
@@ -21,15 +28,77 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
+from numpy.typing import DTypeLike
 
-from .obs_norm import Normalizer, combine_moments, episode_moments
+from .obs_norm import Moments, Normalizer, combine_moments, episode_moments
 
-__all__ = ["BatchedRollouts", "Rollouts", "rollout_episode", "episode_seeds", "noise_generator"]
+__all__ = ["BatchedRollouts", "OneByOneRollouts", "Rollouts", "rollout_episode", "episode_seeds",
+           "noise_generator", "Slots", "PolicyRecipe", "PolicyRuntime", "Adapter"]
 
 _NOISE_KEY = 0x6E6F6973  # "nois": action-noise streams, independent of the environment's own
+
+
+class Slots(Protocol):
+    """Environments stepped together, one episode per slot (:mod:`.slots`)."""
+
+    @property
+    def capacity(self) -> int: ...
+
+    @property
+    def obs_dtype(self) -> DTypeLike:
+        """The dtype of the observation buffer ``step`` writes into."""
+
+    @property
+    def finite_rewards(self) -> bool:
+        """True when rewards need no check for NaN and infinity."""
+
+    def reset(self, slot: int, seed: int) -> np.ndarray:
+        """Start an episode in ``slot`` with reset seed ``seed``; its first flat observation."""
+
+    def step(self, actions: np.ndarray, live: int,
+             obs_out: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """Step slots ``[0, live)``, writing observations into ``obs_out[:live]``: rewards (None:
+        every reward is 1), terminated flags, truncated flags (None: never truncates)."""
+
+    def move(self, src: int, dst: int) -> None:
+        """Give the finished slot ``dst`` the running episode of slot ``src``."""
+
+    def close(self) -> None: ...
+
+
+class PolicyRuntime(Protocol):
+    """A policy's parameter slots in one process (:meth:`PolicyRecipe.batch`)."""
+
+    def set_reference(self, inputs: np.ndarray) -> None:
+        """The VBN reference batch (float32 policy inputs) for members loaded from now on."""
+
+    def load(self, slot: int, params: np.ndarray) -> None:
+        """Put one member's flat parameters into ``slot``."""
+
+    def move(self, src: int, dst: int) -> None:
+        """Copy slot ``src`` into slot ``dst``."""
+
+    def forward(self, x: np.ndarray, live: int) -> np.ndarray:
+        """Outputs ``(live, out)`` of slots ``[0, live)`` for float32 inputs ``x``, in ONE call."""
+
+
+class PolicyRecipe(Protocol):
+    """A picklable policy that makes its runtime in the process that evaluates (:mod:`.policies`)."""
+
+    def batch(self, capacity: int) -> PolicyRuntime: ...
+
+
+class Adapter(Protocol):
+    """Policy outputs to actions for a batch of slots (:mod:`.actions`)."""
+
+    @property
+    def noise_size(self) -> int:
+        """How many action-noise values one action takes."""
+
+    def __call__(self, out: np.ndarray, noise: np.ndarray | None = None) -> np.ndarray: ...
 
 
 def episode_seeds(row_seeds: np.ndarray, episodes: int) -> np.ndarray:
@@ -65,13 +134,14 @@ class Rollouts:
     m2s: np.ndarray | None = None
 
 
-def _row_moments(per_job: dict, m: int, episodes: int, size: int):
-    """Combine each sampled row's episode moments in episode order."""
+def _row_moments(per_job: dict[int, Moments], m: int, episodes: int,
+                 size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Combine each sampled row's episode moments in episode order (zeros for the other rows)."""
     counts = np.zeros(m, dtype=np.float64)
     means = np.zeros((m, size), dtype=np.float64)
     m2s = np.zeros((m, size), dtype=np.float64)
     for row in sorted({job // episodes for job in per_job}):
-        total = (0.0, np.zeros(size), np.zeros(size))
+        total: Moments = (0.0, np.zeros(size), np.zeros(size))
         for e in range(episodes):
             job = row * episodes + e
             if job in per_job:
@@ -80,10 +150,24 @@ def _row_moments(per_job: dict, m: int, episodes: int, size: int):
     return counts, means, m2s
 
 
+def _results(returns: np.ndarray, lengths: np.ndarray, moments: dict[int, Moments], collect: np.ndarray | None,
+             size: int) -> Rollouts:
+    m, episodes = returns.shape
+    result = Rollouts(returns, lengths)
+    if collect is not None:
+        result.counts, result.means, result.m2s = _row_moments(moments, m, episodes, size)
+    return result
+
+
+def _cap(limit: int | None, task_limit: int) -> int:
+    """The episode length limit of one call: ``limit`` (an episode cap) below the task's own."""
+    return task_limit if limit is None else max(1, min(int(limit), task_limit))
+
+
 class BatchedRollouts:
     """Episodes of many members in ``capacity`` slots, one batched policy call per step."""
 
-    def __init__(self, slots: Any, policy: Any, adapter: Any, obs_size: int, limit: int,
+    def __init__(self, slots: Slots, policy: PolicyRecipe, adapter: Adapter, obs_size: int, limit: int,
                  action_noise: float = 0.0, where: str = "the environment"):
         self.slots = slots
         self.capacity = slots.capacity
@@ -99,8 +183,9 @@ class BatchedRollouts:
             limit: int | None = None) -> Rollouts:
         """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
 
-        ``reference`` (float32 policy inputs) is the VBN reference batch of this call; ``limit``
-        caps the episodes below the task's own limit (an adaptive episode cap).
+        ``collect`` marks the rows that gather observation statistics; ``reference`` (float32
+        policy inputs) is the VBN reference batch of this call; ``limit`` caps the episodes below
+        the task's own limit (an adaptive episode cap).
         """
         m, episodes = seeds.shape
         if reference is not None:
@@ -108,7 +193,7 @@ class BatchedRollouts:
         jobs = m * episodes
         returns = np.zeros(jobs, dtype=np.float64)
         lengths = np.zeros(jobs, dtype=np.int64)
-        moments: dict[int, tuple] = {}
+        moments: dict[int, Moments] = {}
         cap = self.capacity
         slots, batch, adapter = self.slots, self.batch, self.adapter
         obs = np.zeros((cap, self.obs_size), dtype=slots.obs_dtype)
@@ -118,11 +203,11 @@ class BatchedRollouts:
         ret = np.zeros(cap, dtype=np.float64)
         born = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode began
         collecting = np.zeros(cap, dtype=bool)
-        traces: list[list | None] = [None] * cap
+        traces: list[list[np.ndarray]] = [[] for _ in range(cap)]  # observations of collecting slots
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
-        limit = self.limit if limit is None else max(1, min(int(limit), self.limit))
+        limit = _cap(limit, self.limit)
         next_job = 0
         sampling = 0  # how many live slots collect observation statistics
         t = 0  # steps taken by this batch so far; a slot's episode length is t - born[slot]
@@ -141,7 +226,7 @@ class BatchedRollouts:
             sampled = collect is not None and bool(collect[row])
             collecting[slot] = sampled
             sampling += sampled
-            traces[slot] = [] if sampled else None
+            traces[slot] = []
             noise_rngs[slot] = noise_generator(seed) if noise_std else None
 
         def move(src: int, dst: int) -> None:
@@ -150,7 +235,7 @@ class BatchedRollouts:
             obs[dst] = obs[src]
             job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
             collecting[dst], collecting[src] = collecting[src], False
-            traces[dst], traces[src] = traces[src], None
+            traces[dst], traces[src] = traces[src], []
             noise_rngs[dst], noise_rngs[src] = noise_rngs[src], None
 
         live = 0
@@ -165,12 +250,13 @@ class BatchedRollouts:
             else:
                 inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
             if sampling:
-                for s in np.flatnonzero(collecting[:live]):
-                    traces[s].append(x[s].copy())
+                for slot in np.flatnonzero(collecting[:live]).tolist():
+                    traces[slot].append(x[slot].copy())
             out = batch.forward(inputs, live)
             noise = None
             if noise_std:
-                noise = np.stack([noise_rngs[s].standard_normal(adapter.noise_size, dtype=np.float32)
+                rngs = cast(list[np.random.Generator], noise_rngs)  # every live slot has one when noise_std
+                noise = np.stack([rngs[s].standard_normal(adapter.noise_size, dtype=np.float32)
                                   for s in range(live)]) * noise_std
             actions = adapter(out, noise)
             # rewards None: every reward is 1 (the return is the length); truncated None: never
@@ -178,8 +264,9 @@ class BatchedRollouts:
             t += 1
             if rewards is not None:
                 if check_rewards and not np.isfinite(rewards).all():
-                    s = int(np.flatnonzero(~np.isfinite(rewards))[0])
-                    raise nonfinite_reward(self.where, rewards[s], int(t - born[s]), int(flat_seeds[job_of[s]]))
+                    bad = int(np.flatnonzero(~np.isfinite(rewards))[0])
+                    raise nonfinite_reward(self.where, rewards[bad], int(t - born[bad]),
+                                           int(flat_seeds[job_of[bad]]))
                 ret[:live] += rewards
             done = terminated if truncated is None else terminated | truncated
             if t >= deadline:
@@ -193,7 +280,7 @@ class BatchedRollouts:
                 returns[job] = ret[s] if rewards is not None else float(lengths[job])
                 if collecting[s]:
                     moments[job] = episode_moments(np.array(traces[s]))
-                    traces[s] = None
+                    traces[s] = []
                     collecting[s] = False
                     sampling -= 1
                 if next_job < jobs:
@@ -211,18 +298,62 @@ class BatchedRollouts:
                 live = new_live
             if live:
                 deadline = int(born[:live].min()) + limit
-        result = Rollouts(returns.reshape(m, episodes), lengths.reshape(m, episodes))
-        if collect is not None:
-            result.counts, result.means, result.m2s = _row_moments(moments, m, episodes, self.obs_size)
-        return result
+        return _results(returns.reshape(m, episodes), lengths.reshape(m, episodes), moments, collect,
+                        self.obs_size)
 
     def close(self) -> None:
         self.slots.close()
 
 
-def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: Any, adapter: Any, seed: int,
-                    limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
-                    trace: list | None = None, frames: list | None = None,
+class OneByOneRollouts:
+    """The reference engine: every episode in turn in one environment, through :func:`rollout_episode`.
+
+    ``make_env()`` makes the environment (once, when the engine is made); ``flatten`` turns one of
+    its observations into a flat vector.
+    """
+
+    def __init__(self, make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], policy: PolicyRecipe,
+                 adapter: Adapter, obs_size: int, limit: int, action_noise: float = 0.0,
+                 where: str = "the environment"):
+        self.env = make_env()
+        self.flatten = flatten
+        self.batch = policy.batch(1)
+        self.adapter = adapter
+        self.obs_size = int(obs_size)
+        self.limit = int(limit)
+        self.action_noise = float(action_noise)
+        self.where = where
+
+    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+            normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
+            limit: int | None = None) -> Rollouts:
+        """What :meth:`BatchedRollouts.run` returns for the same arguments, one episode at a time."""
+        if reference is not None:
+            self.batch.set_reference(reference)
+        limit = _cap(limit, self.limit)
+        m, episodes = seeds.shape
+        returns = np.zeros((m, episodes))
+        lengths = np.zeros((m, episodes), dtype=np.int64)
+        moments: dict[int, Moments] = {}
+        for row in range(m):
+            self.batch.load(0, params[row])
+            sampled = collect is not None and bool(collect[row])
+            for e in range(episodes):
+                trace: list[np.ndarray] | None = [] if sampled else None
+                returns[row, e], lengths[row, e] = rollout_episode(
+                    self.env, self.flatten, self.batch, self.adapter, int(seeds[row, e]), limit,
+                    normalizer, self.action_noise, trace=trace, where=self.where)
+                if trace is not None:
+                    moments[row * episodes + e] = episode_moments(np.array(trace))
+        return _results(returns, lengths, moments, collect, self.obs_size)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: PolicyRuntime, adapter: Adapter,
+                    seed: int, limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
+                    trace: list[np.ndarray] | None = None, frames: list[Any] | None = None,
                     where: str = "the environment") -> tuple[float, int]:
     """One episode of the policy loaded in slot 0 of ``batch``: ``(return, length)``.
 

@@ -85,6 +85,9 @@ class VirtualBatchNorm(torch.nn.Module):
     channel for convolutions, as ``BatchNorm2d``).
     """
 
+    frozen_mean: torch.Tensor | None
+    frozen_var: torch.Tensor | None
+
     def __init__(self, num_features: int, eps: float = DEFAULT_EPS):
         super().__init__()
         self.num_features = int(num_features)
@@ -116,7 +119,7 @@ class VirtualBatchNorm(torch.nn.Module):
                                  "the forward must call its VBN layers in the same order every time")
             mean, var = ctx.stats[ctx.index], ctx.stats[ctx.index + 1]
             ctx.index += 2
-        elif self.frozen_mean is not None:
+        elif self.frozen_mean is not None and self.frozen_var is not None:
             mean, var = self.frozen_mean, self.frozen_var
         else:
             raise StateError(

@@ -23,9 +23,10 @@ import gymnasium
 import numpy as np
 
 from ...errors import ConfigError
+from .options import Frames
 
-__all__ = ["RepeatAction", "wrap_env", "is_atari_id", "register_namespace", "ATARI_FRAME_SKIP",
-           "ATARI_FRAME_STACK", "ATARI_NOOP_MAX", "ATARI_SCREEN"]
+__all__ = ["RepeatAction", "wrap_env", "is_atari_id", "register_namespace", "resolve_frames",
+           "ATARI_FRAME_SKIP", "ATARI_FRAME_STACK", "ATARI_NOOP_MAX", "ATARI_SCREEN"]
 
 ATARI_FRAME_SKIP = 4
 ATARI_FRAME_STACK = 4
@@ -53,6 +54,29 @@ def is_atari_id(env: Any) -> bool:
     spec = gymnasium.registry.get(env.split(":")[-1])
     entry = getattr(spec, "entry_point", "") if spec is not None else ""
     return "ale_py" in str(entry)
+
+
+def resolve_frames(env: Any, frames: Frames, env_kwargs: dict[str, Any]) -> tuple[bool, int, int, dict[str, Any]]:
+    """``(atari, frame_skip, frame_stack, env_kwargs)`` for ``env`` under the ``frames`` options:
+    Atari preprocessing on for ALE ids unless turned off, the paper's 4 and 4 for Atari, else 1
+    and 1, and the emulator's own frame skip turned off under the preprocessing (which repeats
+    the action itself)."""
+    if isinstance(env, str):
+        register_namespace(env)
+    detected = is_atari_id(env)
+    if frames.atari and not detected:
+        raise ConfigError(f"atari=true applies Atari preprocessing, but {env!r} is not an ALE environment "
+                          f"(ids such as 'ALE/Pong-v5'); use frame_skip= and frame_stack= for other tasks")
+    atari = detected if frames.atari is None else bool(frames.atari)
+    skip = (ATARI_FRAME_SKIP if atari else 1) if frames.skip is None else frames.skip
+    stack = (ATARI_FRAME_STACK if atari else 1) if frames.stack is None else frames.stack
+    kwargs = dict(env_kwargs)
+    if atari:
+        if "frameskip" in kwargs:
+            raise ConfigError("env_kwargs frameskip is set by the Atari preprocessing (the emulator steps one "
+                              "frame at a time and the preprocessing repeats the action); use frame_skip= instead")
+        kwargs["frameskip"] = 1
+    return atari, skip, stack, kwargs
 
 
 class RepeatAction(gymnasium.Wrapper):

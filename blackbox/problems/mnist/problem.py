@@ -15,6 +15,10 @@ Rows are scored in one batched call: ``forward="vmap"`` runs all members through
 ``forward="loop"`` runs them one after another through torch's own single-network kernels, which
 is faster for convolutions on CPU (``benchmarks/mnist_forward.py``); ``auto`` picks vmap for the
 MLP and loop for the convnet.
+
+``device`` puts data and networks on a torch device under the rule of
+:mod:`blackbox.problems.devices` (``"auto"``: CUDA where available, else the CPU; a device that is
+not available is refused, naming the ones that are).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 from ..._validate import check_choice, check_int
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError
+from ..devices import resolve_device
 from .data.source import DataSource, resolve_data
 
 __all__ = ["MNIST", "FITNESS", "FORWARDS"]
@@ -64,7 +69,8 @@ class MNIST(Problem):
         self.fitness = check_choice("fitness", fitness, FITNESS)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
         self.forward = check_choice("forward", forward, FORWARDS)
-        self.device = _check_device(device)
+        self.device_requested = device
+        self.device = resolve_device(device)  # "auto": CUDA where available, else the CPU
         self.network_config = {
             "model": model, "image_shape": self.data.image_shape, "n_classes": self.data.n_classes,
             "hidden": list(hidden) if isinstance(hidden, (list, tuple)) else hidden,
@@ -91,6 +97,7 @@ class MNIST(Problem):
         if "tensors" not in self._cache:
             import torch
 
+            resolve_device(self.device)  # refused in a process without the device
             data = self.data.load()
             self._cache["tensors"] = {
                 key: torch.as_tensor(getattr(data, key)).to(self.device)
@@ -102,6 +109,7 @@ class MNIST(Problem):
         if "flat" not in self._cache:
             from ..torch_params import FlatParams
 
+            resolve_device(self.device)  # refused in a process without the device
             self._cache["flat"] = FlatParams(self.network(pooling="slices"), device=self.device)
         return self._cache["flat"]
 
@@ -193,25 +201,17 @@ class MNIST(Problem):
     def describe(self) -> dict[str, Any]:
         unused = {"image_shape", "channels" if self.model == "mlp" else "hidden"}
         config = {k: v for k, v in self.network_config.items() if k not in unused}
-        return {
+        summary = {
             "name": self.name, "dim": self.dim, "data": self.data.describe(), **config,
             "image_shape": list(self.data.image_shape), "fitness": self.fitness,
             "batch_size": self.batch_size, "forward": self.forward, "device": str(self.device),
         }
+        if self.device_requested != self.device:
+            summary["device_requested"] = self.device_requested  # "auto"
+        return summary
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_cache"] = {}
         return state
 
-
-def _check_device(device: str) -> str:
-    import torch
-
-    try:
-        parsed = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ConfigError(f"device must be a torch device such as 'cpu' or 'cuda:0', got {device!r}") from None
-    if parsed.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device={device!r} but torch sees no CUDA device here; use device='cpu'")
-    return str(parsed)

@@ -1,5 +1,7 @@
 """Policies (numpy MLP / linear, any torch module) and the mapping of their outputs to actions."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,21 @@ def test_torch_modules_factories_and_import_paths():
         make_policy("no.such.module:net", 4, 2)
     with pytest.raises(bb.ConfigError, match="returned int; it must return a torch.nn.Module"):
         make_policy(lambda i, o: 3, 4, 2)
+
+
+def test_a_policy_import_path_that_fails_names_the_path_and_the_cause(tmp_path, monkeypatch):
+    """Policies import "module:attr" through the registry's importer; any failure is one ConfigError."""
+    (tmp_path / "broken_policy_module.py").write_text("raise RuntimeError('no GPU driver')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(bb.ConfigError) as info:
+        make_policy("broken_policy_module:net", 4, 2)
+    assert str(info.value) == "policy 'broken_policy_module:net' could not be imported: RuntimeError: no GPU driver"
+    sys.modules.pop("broken_policy_module", None)
+    with pytest.raises(bb.ConfigError) as info:
+        make_policy("blackbox.problems.gym.policies:no_such_net", 4, 2)
+    assert str(info.value) == ("policy 'blackbox.problems.gym.policies:no_such_net' could not be imported: "
+                               "AttributeError: module 'blackbox.problems.gym.policies' has no attribute "
+                               "'no_such_net'")
 
 
 def test_discrete_and_multidiscrete_take_the_argmax():

@@ -234,7 +234,7 @@ def test_normalization_state_travels_and_clips():
     np.testing.assert_array_equal(worker.evaluate(params, np.arange(3)).fitness,
                                   problem.evaluate(params, np.arange(3)).fitness)
     assert not np.array_equal(before, problem.evaluate(params, np.arange(3)).fitness)
-    normalizer = problem.stats.normalizer(problem.obs_clip)
+    normalizer = problem.stats.normalizer(problem.config.obs_norm.clip)
     z = normalizer(np.array([[1e6, -1e6, 0.0]]))
     assert z.dtype == np.float32 and z[0, 0] == 0.5 and z[0, 1] == -0.5
 

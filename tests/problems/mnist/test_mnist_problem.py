@@ -168,7 +168,8 @@ def test_reads_mnist_idx_files_from_a_path_or_the_environment(tmp_path, monkeypa
     ("mnist:hidden=[64,0]", r"hidden\[1\] must be >= 1, got 0"),
     ("mnist:model=cnn,channels=[4,4,4,4]", r"channels=\[4, 4, 4, 4\] asks for 4 2x2 poolings, but 8x8 images allow at most 3"),
     ("mnist:model=cnn,channels=[]", r"channels must list at least one width"),
-    ("mnist:device=tpu", r"device must be a torch device such as 'cpu' or 'cuda:0', got 'tpu'"),
+    ("mnist:device=tpu", r"device must be a torch device such as 'cpu', 'cuda' or 'cuda:1', got 'tpu' "
+                         r"\(or 'auto' \(CUDA where available, else the CPU\)\)"),
     ("mnist:dataset=mnist", r"dataset='mnist' needs the folder"),
     ("mnist:path=/nonexistent/mnist", r"MNIST folder /nonexistent/mnist does not exist"),
 ])
@@ -179,8 +180,13 @@ def test_bad_options_are_named(spec, message):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on machines without CUDA")
 def test_cuda_device_without_cuda_is_refused():
-    with pytest.raises(bb.ConfigError, match=r"device='cuda' but torch sees no CUDA device here"):
+    with pytest.raises(bb.ConfigError) as info:
         bb.make_problem("mnist:device=cuda")
+    assert str(info.value) == (
+        "device='cuda' is not available here: CUDA is not available (torch.cuda.is_available() is False). "
+        "Available: cpu; use one of them, or device='auto' (CUDA where available, else the CPU)")
+    auto = bb.make_problem("mnist:device=auto,hidden=8,batch_size=16")  # the same rule as the gym problem's
+    assert auto.device == "cpu" and auto.describe()["device"] == "cpu" and auto.describe()["device_requested"] == "auto"
 
 
 def test_run_command_states_the_data(tmp_path, capsys):

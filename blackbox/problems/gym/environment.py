@@ -1,0 +1,97 @@
+"""The task's environment: made from an id or a factory, with errors that say how to fix them.
+
+gymnasium is imported on first use, so the gym problem's module loads (for ``blackbox list``, say)
+where gymnasium is not installed; using it there says what to install. (The environments this
+project registers itself, such as ``blackbox/CyclicMDP-v0``, live in :mod:`.envs`.)
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...errors import ConfigError, did_you_mean
+
+__all__ = ["import_gymnasium", "make_gym_env", "flat_size", "pixel_scale", "time_limit"]
+
+_EXTRAS = {"box2d": "box2d", "mujoco": "mujoco", "atari": "atari", "ale_py": "atari"}
+
+
+def import_gymnasium() -> Any:
+    """The gymnasium module, or a ConfigError that says how to install it."""
+    try:
+        import gymnasium
+    except ImportError:
+        raise ConfigError(
+            'the gym problem needs gymnasium: pip install "blackbox-es[gym]" '
+            '(and [box2d] or [mujoco] for those tasks)'
+        ) from None
+    return gymnasium
+
+
+def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = None,
+                 env_kwargs: dict[str, Any] | None = None, render_mode: str | None = None) -> Any:
+    """Make one environment from an id or a factory, with errors that say how to fix them."""
+    gym = import_gymnasium()
+    if isinstance(env, str):
+        from .wrappers import register_namespace
+
+        register_namespace(env)
+    kwargs = dict(env_kwargs or {})
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    if callable(env):
+        try:
+            made = env(**kwargs)
+        except TypeError as exc:
+            if not kwargs:
+                raise
+            raise ConfigError(f"environment factory {env!r} does not accept {sorted(kwargs)}: {exc}") from None
+        if not isinstance(made, gym.Env):
+            raise ConfigError(f"environment factory {env!r} returned {type(made).__name__}, not a gymnasium.Env")
+        return made
+    if max_episode_steps is not None:
+        kwargs["max_episode_steps"] = max_episode_steps
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gym.make(env, **kwargs)
+    except gym.error.UnregisteredEnv as exc:
+        known = list(gym.registry)
+        raise ConfigError(
+            f"unknown Gymnasium environment {env!r}.{did_you_mean(env, known)} "
+            f"({exc}) See gymnasium.pprint_registry() for the installed ones"
+        ) from None
+    except gym.error.DependencyNotInstalled as exc:
+        extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)
+        hint = f'pip install "blackbox-es[{extra}]"' if extra else "install the package it names"
+        raise ConfigError(f"environment {env!r} needs a package that is not installed: {exc}; {hint}") from None
+
+
+def time_limit(env: Any, atari: bool) -> int | None:
+    """The time limit the task's registration gives (ALE's frame limit for Atari), or None."""
+    spec = env.spec
+    limit = spec.max_episode_steps if spec is not None else None
+    if limit is None and atari and spec is not None:
+        limit = spec.kwargs.get("max_num_frames_per_episode")  # ALE truncates there itself
+    return limit
+
+
+def pixel_scale(space: Any) -> float:
+    """1/255 for uint8 image observations (what the convnets multiply their inputs by), else 1."""
+    dtype = getattr(space, "dtype", None)
+    shape = getattr(space, "shape", None) or ()
+    return 1.0 / 255.0 if dtype == np.uint8 and len(shape) >= 2 else 1.0
+
+
+def flat_size(space: Any, where: str) -> int:
+    """How many values one observation of ``space`` flattens into."""
+    from gymnasium import spaces
+
+    try:
+        return int(spaces.flatdim(space))
+    except (NotImplementedError, ValueError, TypeError):
+        raise ConfigError(f"{where} has observation space {space}, which cannot be flattened into a vector") from None
