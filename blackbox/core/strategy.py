@@ -118,7 +118,7 @@ class Strategy(ABC):
     #: The arrays of ``state_fields`` whose number of rows changes as the strategy runs (a GA's
     #: parents); every other array keeps its shape, and a state with another shape is refused.
     state_rows: ClassVar[tuple[str, ...]] = ()
-    #: The smallest population the strategy works with; each strategy says its own (a (1+1)-ES: 1).
+    #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
     reducer: Reducer = staticmethod(population_sums)  # type: ignore[assignment]
