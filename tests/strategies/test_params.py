@@ -244,3 +244,31 @@ def test_checkpoints_written_by_010_load_into_the_strategy(run):
     if "optimizer" in state:
         for key, value in state["optimizer"].items():
             np.testing.assert_array_equal(strategy.state_dict()["optimizer"][key], value)
+
+
+# -- the one place tell() reduces ----------------------------------------------------------------------
+class RecordingReducer:
+    """Delegates to the default reduction and records what each call was given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, population, coefficients, square_coefficients=None):
+        from blackbox.core.strategy import population_sums
+
+        self.calls.append((len(population), square_coefficients is not None))
+        return population_sums(population, coefficients, square_coefficients)
+
+
+@pytest.mark.parametrize("name,squares", [("openai-es", False), ("nes", False), ("ars", False), ("pgpe", True),
+                                          ("snes", True), ("sep-cma-es", True), ("cem", True)])
+def test_tell_reduces_through_the_strategys_reducer(name, squares):
+    plain, watched = bb.make_strategy(name, dim=6, seed=4), bb.make_strategy(name, dim=6, seed=4)
+    watched.reducer = RecordingReducer()
+    for _ in range(3):
+        x = plain.ask().params
+        np.testing.assert_array_equal(watched.ask().params, x)
+        plain.tell(-np.sum((x - 1) ** 2, axis=1))
+        watched.tell(-np.sum((x - 1) ** 2, axis=1))
+    np.testing.assert_array_equal(watched.center, plain.center)
+    assert watched.reducer.calls == [(plain.popsize, squares)] * 3
