@@ -6,7 +6,13 @@ from pathlib import Path
 import pytest
 
 from blackbox.config.legacy import upgrade_v010
-from blackbox.config.run import breaking_changes, build_components, load_toml, read_run_config, resolve_run_config
+from blackbox.config.run import (
+    breaking_changes,
+    build_components,
+    load_toml,
+    read_run_config,
+    resolve_run_config,
+)
 
 RUNS = Path(__file__).parents[1] / "golden" / "data" / "v0.1.0-runs"
 
