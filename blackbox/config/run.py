@@ -64,6 +64,7 @@ from ..registry.plugins import (
     strategies,
 )
 from ..registry.spec import Spec, parse_spec, parse_value
+from .legacy import upgrade_v010
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -401,7 +402,7 @@ def _unknown(where: str, key: str, section: str | None, known: Sequence[str]) ->
 def read_run_config(doc: ConfigDoc | None) -> RunConfig:
     """Check a parsed run-config file key by key (unknown keys and wrong types, with lines)."""
     config = RunConfig(doc=doc)
-    data = doc.data if doc else {}
+    data = upgrade_v010(doc.data) if doc else {}
     for key, value in data.items():
         where = doc.where(key)
         if key in _SCALARS:
@@ -626,7 +627,7 @@ _HARMLESS = ("stop", "checkpoint", "log", "executor")
 
 def config_changes(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(key, old value, new value)`` for every key that differs (None: absent)."""
-    a, b = _flatten(_plain(old)), _flatten(_plain(new))
+    a, b = _flatten(_plain(upgrade_v010(old))), _flatten(_plain(upgrade_v010(new)))
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 

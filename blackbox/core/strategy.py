@@ -8,22 +8,54 @@ A strategy is a mutable object, like pycma's or a torch optimizer: ``ask()`` ret
 search distribution. All randomness comes from the strategy's own ``numpy.random.Generator``,
 seeded at construction, so a seed fixes the whole run. ``state_dict()`` holds numpy arrays and
 JSON-able values only (RNG state included) and ``load_state_dict()`` continues bit-identically.
+
+A strategy declares its hyperparameters once, as a ``Params`` dataclass (:mod:`blackbox.core.params`),
+and the attributes that evolve as it runs in ``state_fields`` (:mod:`blackbox.core.state`); the
+base class builds the constructor's options and the state I/O from those declarations. ``tell``
+reduces a compact population through :meth:`Strategy.reduce`, the one place an executor can take over.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 import numbers
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, overload
 
 import numpy as np
 
 from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_state_layout
-from ..errors import ConfigError, StateError, TellError
+from ..errors import ConfigError, StateError, TellError, UnknownNameError
+from .params import Params, make_params, options_signature
 from .population import Population
+from .state import load_fields, save_fields
 
-__all__ = ["Strategy", "check_fitness"]
+__all__ = ["Strategy", "Reducer", "population_sums", "check_fitness"]
+
+#: The keys every ``state_dict()`` has, whatever the strategy.
+BASE_STATE = ("strategy", "dim", "popsize", "seed", "generation", "rng", "center", "sigma", "update_norm")
+
+
+class Reducer(Protocol):
+    """Computes the sums a Gaussian strategy's update needs from a compact population.
+
+    ``(sum_i c_i s_i eps_i, sum_i q_i eps_i**2)`` for coefficients ``c`` and square coefficients
+    ``q`` (None: the second sum is not needed and None is returned for it), with ``eps_i`` row
+    i's noise-table slice and ``s_i`` its sign, as float32 vectors of length ``dim``.
+    """
+
+    def __call__(self, population: Population, coefficients: np.ndarray,
+                 square_coefficients: np.ndarray | None = None, /) -> tuple[np.ndarray, np.ndarray | None]: ...
+
+
+def population_sums(population: Population, coefficients: np.ndarray,
+                    square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The default :class:`Reducer`: ``Population.noise_weighted_sum(s)``, in this process."""
+    if square_coefficients is None:
+        return population.noise_weighted_sum(coefficients), None
+    return population.noise_weighted_sums(coefficients, square_coefficients)
 
 
 def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
@@ -64,24 +96,56 @@ def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
 
 
 class Strategy(ABC):
-    """Base class of every strategy: checks the ask/tell order and the fitness, keeps the RNG.
+    """Base class of every strategy: checks the ask/tell order and the fitness, keeps the RNG and the state.
 
-    Subclasses implement ``_ask() -> Population`` (changing state only through ``self.rng``),
+    Subclasses implement ``_ask() -> Population`` (changing state only through ``self.rng``) and
     ``_tell(population, fitness) -> float | None`` (assigning a new array to ``self._center``, never
-    writing into the old one, and returning the norm of the update when it is at hand), and
-    ``_state_dict`` / ``_load_state_dict`` for their own state.
+    writing into the old one, and returning the norm of the update when it is at hand). They
+    declare their hyperparameters as ``Params`` (then the constructor takes them as keywords,
+    checks them, and calls ``_setup()`` to derive what depends on the dimension) and their evolving
+    attributes in ``state_fields``. A strategy written without them (as in 0.1.0) calls
+    ``super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)`` and may keep state the
+    declarations cannot describe in ``_state_dict`` / ``_load_state_dict`` (which checks it itself).
     """
 
     #: Registry name, set by each built-in (``"openai-es"``); plugins set their own.
     name: ClassVar[str] = ""
-    #: True when every array of ``state_dict()`` keeps its shape for the strategy's whole life, so
-    #: that ``load_state_dict`` can refuse a state (a corrupt or crafted checkpoint) whose arrays
-    #: have other shapes. A strategy whose state grows (a wrapped library's history) sets False.
-    fixed_state_layout: ClassVar[bool] = True
+    #: The hyperparameters: a :class:`~blackbox.core.params.Params` dataclass (None: none declared).
+    Params: ClassVar[type[Params] | None] = None
+    #: The attributes that evolve and that ``state_dict()`` saves beside the center, sigma, the
+    #: generation and the generator: arrays, numbers, or objects with their own ``state_dict()``.
+    state_fields: ClassVar[tuple[str, ...]] = ()
+    #: The arrays of ``state_fields`` whose number of rows changes as the strategy runs (a GA's
+    #: parents); every other array keeps its shape, and a state with another shape is refused.
+    state_rows: ClassVar[tuple[str, ...]] = ()
+    #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
+    min_popsize: ClassVar[int] = 2
+    #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
+    reducer: Reducer = staticmethod(population_sums)  # type: ignore[assignment]
 
-    def __init__(self, *, dim: int | None, popsize: int, x0: Any = None, seed: int | None = None):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The options a factory takes: its Params fields, or the plain constructor of 0.1.0.
+        if cls.Params is not None:
+            cls.__signature__ = options_signature(cls)  # type: ignore[attr-defined]
+        else:
+            cls.__signature__ = _PLAIN_SIGNATURE if cls.__init__ is Strategy.__init__ else None  # type: ignore
+
+    def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
+                 x0: Any = None, seed: int | None = None, **overrides: Any):
         self.dim, x0_vec = check_dim_x0(dim, x0)
-        self.popsize = check_int("popsize", popsize, minimum=2, maximum=MAX_POPSIZE)
+        owner = self.name or type(self).__name__
+        if self.Params is not None:
+            if popsize is not None:
+                overrides["popsize"] = popsize
+            self.params = make_params(self.Params, params, overrides, owner)
+            popsize = getattr(self.params, "popsize", popsize)
+        elif params is not None or overrides:
+            key = "params" if params is not None else next(iter(overrides))
+            raise UnknownNameError(f"strategy {owner!r} has no option {key!r}. Options: dim, popsize, x0, seed")
+        if popsize is None:
+            popsize = self.default_popsize(self.dim)
+        self.popsize = check_int("popsize", popsize, minimum=self.min_popsize, maximum=MAX_POPSIZE)
         self.seed = check_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self._center = x0_vec
@@ -89,8 +153,19 @@ class Strategy(ABC):
         self.sigma: float = 0.0
         self.update_norm: float = 0.0
         self._pending: Population | None = None
-        self._rng_state_at_ask: dict | None = None
+        self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
+        if self.Params is not None:
+            self._setup()
+
+    @staticmethod
+    def default_popsize(dim: int) -> int | None:
+        """The population size when ``popsize`` is None, from the dimension (None: popsize is required)."""
+        return None
+
+    def _setup(self) -> None:
+        """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
+        need the dimension, the initial state); called at the end of the constructor."""
 
     # -- the protocol ---------------------------------------------------------------------
     @property
@@ -168,6 +243,7 @@ class Strategy(ABC):
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue bit-identically; numpy arrays and JSON-able values only.
 
+        The base keys (center, sigma, generation, the generator, ...) and the ``state_fields``.
         Taken between ``ask()`` and ``tell()``, it describes the state before that ``ask()``:
         after loading, the next ``ask()`` returns the same population again.
         """
@@ -183,6 +259,7 @@ class Strategy(ABC):
             "sigma": self.sigma,
             "update_norm": self.update_norm,
         }
+        state.update(save_fields(self, self.state_fields))
         state.update(self._state_dict())
         return state
 
@@ -198,13 +275,12 @@ class Strategy(ABC):
             got = state[key]
             if (got.item() if isinstance(got, np.ndarray) else got) != want:
                 raise ConfigError(f"state_dict is for {key}={got!r} but this strategy has {key}={want!r}")
-        for key in ("rng", "seed", "generation", "center", "sigma", "update_norm"):
+        for key in (*BASE_STATE, *self.state_fields):
             if key not in state:
                 raise ConfigError(f"state_dict has no {key!r}; it was not made by Strategy.state_dict()")
+        declared = [key for key in (*BASE_STATE, *self.state_fields) if key not in self.state_rows]
         template = self.state_dict()
-        if not self.fixed_state_layout:
-            template = {key: template[key] for key in ("center", "sigma", "update_norm", "seed", "generation")}
-        check_state_layout(template, state)
+        check_state_layout({key: template[key] for key in declared}, state)
         if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
             raise ConfigError("state_dict center is not finite")
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
@@ -216,7 +292,21 @@ class Strategy(ABC):
         self._pending = None
         self._rng_state_at_ask = None
         self._diverged = None
+        load_fields(self, self.state_fields, state, rows=self.state_rows)
         self._load_state_dict(state)
+
+    @overload
+    def reduce(self, population: Population, coefficients: np.ndarray) -> tuple[np.ndarray, None]: ...
+
+    @overload
+    def reduce(self, population: Population, coefficients: np.ndarray,
+               square_coefficients: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def reduce(self, population: Population, coefficients: np.ndarray,
+               square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The noise-weighted sums of a compact population (see :class:`Reducer`): the one place
+        where ``tell`` reduces the rows, through ``self.reducer``."""
+        return self.reducer(population, coefficients, square_coefficients)
 
     def stop_reason(self) -> str | None:
         """Why this strategy cannot usefully go on (None while it can); ``optimize`` stops on it.
@@ -240,8 +330,17 @@ class Strategy(ABC):
         """Update from the checked fitness; return the update's norm if known."""
 
     def _state_dict(self) -> dict[str, Any]:
-        """The subclass's own state (optimizer moments, parents, ...)."""
+        """State that ``state_fields`` cannot describe (a wrapped library's object graph); plain data."""
         return {}
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what ``_state_dict`` returned."""
+        """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+
+
+#: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.
+_PLAIN_SIGNATURE = inspect.Signature([
+    inspect.Parameter("dim", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=int | None),
+    inspect.Parameter("popsize", inspect.Parameter.KEYWORD_ONLY, annotation=int),
+    inspect.Parameter("x0", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any),
+    inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=int | None),
+])

@@ -1,17 +1,54 @@
-"""Row layouts shared by the Gaussian strategies: mirrored pairs and plain samples from the table,
-and the summary sigma of a per-dimension standard deviation."""
+"""What the Gaussian strategies share: the noise-table base class, row layouts (mirrored pairs and
+plain samples), the summary sigma of a per-dimension standard deviation, the NES family's default
+population size and utilities, and sigma schedules."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .._validate import check_float
+from .._validate import check_float, check_int
 from ..core.noise import NoiseTable
+from ..core.strategy import Strategy
 from ..errors import ConfigError
+from .shaping import get_shaping
 
-__all__ = ["sample_rows", "check_mirrored_popsize", "root_mean_square", "SigmaSchedule"]
+__all__ = [
+    "NoiseTableStrategy", "sample_rows", "check_mirrored_popsize", "root_mean_square", "default_nes_popsize",
+    "normalized_utilities", "SigmaSchedule",
+]
+
+
+class NoiseTableStrategy(Strategy):
+    """A strategy whose rows are read from the shared noise table (compact populations).
+
+    ``noise_seed`` picks the table and ``noise_size`` its size (default: :meth:`NoiseTable.for_dim`);
+    they are infrastructure, not hyperparameters, so they are constructor options beside ``x0``
+    and ``seed`` rather than ``Params`` fields.
+    """
+
+    def __init__(self, dim: int | None = None, params: Any = None, *, x0: Any = None, seed: int | None = None,
+                 noise_size: int | None = None, noise_seed: int = 0, **overrides: Any):
+        super().__init__(dim, params, x0=x0, seed=seed, **overrides)
+        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
+
+
+def default_nes_popsize(dim: int) -> int:
+    """``4 + floor(3 ln d)``, the NES family's (and CMA-ES's) default population size."""
+    return 4 + int(math.floor(3 * math.log(dim)))
+
+
+def normalized_utilities(shaping: str, fitness: np.ndarray) -> np.ndarray:
+    """NES utilities as they are; any other shaping mean-centered and scaled to unit absolute sum."""
+    u = get_shaping(shaping)(fitness)
+    if shaping == "nes":
+        return u
+    u = u - u.mean()
+    total = np.abs(u).sum()
+    return u / total if total > 0 else np.zeros_like(u)
 
 
 def root_mean_square(values: np.ndarray) -> float:
@@ -55,7 +92,7 @@ def sample_rows(
     return offsets, signs, groups
 
 
-# -- from schedule.py: Sigma schedules for the strategies whose sigma does not adapt itself (openai-es, nes, ga, ars).
+# -- sigma schedules, for the strategies whose sigma does not adapt itself (openai-es, nes, ga, ars)
 
 
 @dataclass(frozen=True)
@@ -80,3 +117,4 @@ class SigmaSchedule:
     def __call__(self, sigma: float) -> float:
         """The sigma of the next generation."""
         return max(self.minimum, sigma * self.decay)
+

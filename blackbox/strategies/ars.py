@@ -24,59 +24,66 @@ the paper. ``sigma_decay`` / ``sigma_min`` set an optional schedule for ``nu``
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 import numpy as np
 
 from .._validate import check_float, check_int
-from ..core.noise import NoiseTable
 from ..core.population import Population
-from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ._gaussian import SigmaSchedule, sample_rows
+from ._gaussian import NoiseTableStrategy, sample_rows
+from .param_groups import SigmaScheduleOptions
 from .shaping import raw
 
 __all__ = ["ARS"]
 
 
-class ARS(Strategy):
+class ARS(NoiseTableStrategy):
     """Augmented random search (Mania et al. 2018): top-b mirrored directions, reward-std scaling."""
 
     name = "ars"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 32,
-        sigma: float = 0.03,
-        lr: float = 0.02,
-        top: int | None = None,
-        std_scaling: bool = True,
-        sigma_decay: float = 1.0,
-        sigma_min: float = 0.0,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
+    @dataclasses.dataclass(frozen=True)
+    class Params(SigmaScheduleOptions):
+        """Hyperparameters of ARS."""
+
+        #: Rows per generation: ``popsize / 2`` directions, each in a mirrored pair.
+        popsize: int = 32
+        #: Exploration noise (the paper's ``nu``).
+        sigma: float = 0.03
+        #: Step size (the paper's ``alpha``).
+        lr: float = 0.02
+        #: Directions used per update, the best by ``max(r+, r-)`` (the paper's ``b``; None: all).
+        top: int | None = None
+        #: Divide the step by the standard deviation of the rewards used (V1-t/V2-t); False: Algorithm 1.
+        std_scaling: bool = True
+
+        def __post_init__(self) -> None:
+            self._check("sigma", check_float, positive=True)
+            self._check("lr", check_float, positive=True)
+            if self.top is not None:
+                self._check("top", check_int, minimum=1)
+            object.__setattr__(self, "std_scaling", bool(self.std_scaling))
+            super().__post_init__()
+
+    min_popsize = 2  # one mirrored pair
+    params: Params
+
+    def _setup(self) -> None:
+        p = self.params
         if self.popsize % 2:
             raise ConfigError(
                 f"popsize must be even for ars (two rows per direction), got {self.popsize}; "
                 f"use {self.popsize + 1}"
             )
         self.directions = self.popsize // 2
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
-        self.lr = check_float("lr", lr, positive=True)
-        self.top = self.directions if top is None else check_int("top", top, minimum=1)
+        self.top = self.directions if p.top is None else p.top
         if self.top > self.directions:
             raise ConfigError(
                 f"top must be at most the number of directions (popsize / 2 = {self.directions}), got {self.top}"
             )
-        self.std_scaling = bool(std_scaling)
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
+        self.sigma = p.sigma
+        self.sigma_schedule = p.sigma_schedule()
 
     def _ask(self) -> Population:
         offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, True)
@@ -92,11 +99,12 @@ class ARS(Strategy):
         if not magnitude > 0:
             return 0.0
         used = rewards[rows] / magnitude  # in [-1, 1]: nothing below can overflow
-        scale = float(np.std(used)) if self.std_scaling else 1.0 / magnitude
+        scale = float(np.std(used)) if self.params.std_scaling else 1.0 / magnitude
         if not scale > 0:
             return 0.0
         weights = np.zeros(self.popsize)
         weights[rows] = used  # a pair combines to (r+ - r-) on its shared offset
-        step = (self.lr / (self.top * scale)) * population.noise_weighted_sum(weights).astype(np.float64)
+        weighted, _ = self.reduce(population, weights)
+        step = (self.params.lr / (self.top * scale)) * weighted.astype(np.float64)
         self._center = self._center + step
         return float(np.linalg.norm(step))

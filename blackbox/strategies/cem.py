@@ -21,68 +21,76 @@ mean square of the stdevs.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from .._validate import check_float, check_int, check_stdev
-from ..core.noise import NoiseTable
 from ..core.population import Population
-from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ._gaussian import root_mean_square
+from ._gaussian import NoiseTableStrategy, root_mean_square
+from .param_groups import SamplingParams
 from .shaping import rank_weights
 
 __all__ = ["CEM"]
 
 
-class CEM(Strategy):
+class CEM(NoiseTableStrategy):
     """Cross-entropy method (Rubinstein 1999): refit a diagonal Gaussian to the elite fraction."""
 
     name = "cem"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 64,
-        sigma: Any = 0.1,
-        elite_fraction: float = 0.2,
-        smoothing: float = 1.0,
-        extra_noise: float = 0.01,
-        extra_noise_decay: int | None = 100,
-        sigma_min: float = 0.0,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.stdev = check_stdev("sigma", sigma, self.dim)
-        self.elite_fraction = check_float("elite_fraction", elite_fraction, positive=True, maximum=1.0)
-        self.elites = int(round(self.elite_fraction * self.popsize))
+    @dataclasses.dataclass(frozen=True)
+    class Params(SamplingParams):
+        """Hyperparameters of CEM."""
+
+        #: Rows per generation.
+        popsize: int = 64
+        #: Initial standard deviations: a number for every dimension or a vector.
+        sigma: Any = 0.1
+        #: Share of the rows that the Gaussian is refitted to (at least 2 rows).
+        elite_fraction: float = 0.2
+        #: Weight of the new fit against the previous parameters, in (0, 1]; 1: no smoothing.
+        smoothing: float = 1.0
+        #: Variance added to every dimension after the fit (Szita & Lorincz); 0: plain CEM.
+        extra_noise: float = 0.01
+        #: Generations over which the extra noise falls linearly to zero (None: it stays).
+        extra_noise_decay: int | None = 100
+        #: Floor of every standard deviation.
+        sigma_min: float = 0.0
+
+        def __post_init__(self) -> None:
+            self._check("elite_fraction", check_float, positive=True, maximum=1.0)
+            self._check("smoothing", check_float, positive=True, maximum=1.0)
+            self._check("extra_noise", check_float, nonnegative=True)
+            if self.extra_noise_decay is not None:
+                self._check("extra_noise_decay", check_int, minimum=1)
+            self._check("sigma_min", check_float, nonnegative=True)
+            super().__post_init__()
+
+    min_popsize = 2  # a standard deviation is fitted to at least two elites
+    state_fields = ("stdev",)
+    params: Params
+
+    def _setup(self) -> None:
+        p = self.params
+        self.stdev = check_stdev("sigma", p.sigma, self.dim)
+        self.elites = int(round(p.elite_fraction * self.popsize))
         if self.elites < 2:
             raise ConfigError(
-                f"cem needs at least 2 elites to fit a standard deviation; elite_fraction {self.elite_fraction} "
+                f"cem needs at least 2 elites to fit a standard deviation; elite_fraction {p.elite_fraction} "
                 f"x popsize {self.popsize} gives {self.elites}: raise popsize or elite_fraction"
             )
-        self.smoothing = check_float("smoothing", smoothing, positive=True, maximum=1.0)
-        self.extra_noise = check_float("extra_noise", extra_noise, nonnegative=True)
-        self.extra_noise_decay = None if extra_noise_decay is None else check_int(
-            "extra_noise_decay", extra_noise_decay, minimum=1)
-        self.sigma_min = check_float("sigma_min", sigma_min, nonnegative=True)
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
-        self.stdev = np.maximum(self.stdev, self.sigma_min)
-        self._sync_sigma()
-
-    def _sync_sigma(self) -> None:
+        self.stdev = np.maximum(self.stdev, p.sigma_min)
         self.sigma = root_mean_square(self.stdev)
 
     def current_extra_noise(self) -> float:
         """The variance added after the fit of the current generation."""
-        if self.extra_noise_decay is None:
-            return self.extra_noise
-        return self.extra_noise * max(0.0, 1.0 - self.generation / self.extra_noise_decay)
+        p = self.params
+        if p.extra_noise_decay is None:
+            return p.extra_noise
+        return p.extra_noise * max(0.0, 1.0 - self.generation / p.extra_noise_decay)
 
     def _ask(self) -> Population:
         offsets = self.table.sample_offsets(self.rng, self.popsize, self.dim)
@@ -93,23 +101,16 @@ class CEM(Strategy):
         places = np.zeros(self.popsize)
         places[: self.elites] = 1.0 / self.elites
         weights = rank_weights(fitness, places)
-        mean_eps, mean_sq = population.noise_weighted_sums(weights, weights)
+        mean_eps, mean_sq = self.reduce(population, weights, weights)
         mean_eps, mean_sq = mean_eps.astype(np.float64), mean_sq.astype(np.float64)
         fit_center = self._center + self.stdev * mean_eps
         fit_stdev = self.stdev * np.sqrt(np.maximum(mean_sq - mean_eps**2, 0.0))
-        a = self.smoothing
+        a = self.params.smoothing
         self._center = fit_center if a == 1.0 else a * fit_center + (1 - a) * self._center
         stdev = fit_stdev if a == 1.0 else a * fit_stdev + (1 - a) * self.stdev
         extra = self.current_extra_noise()
         if extra:
             stdev = np.sqrt(stdev**2 + extra)
-        self.stdev = np.maximum(stdev, self.sigma_min)
-        self._sync_sigma()
+        self.stdev = np.maximum(stdev, self.params.sigma_min)
+        self.sigma = root_mean_square(self.stdev)
         return None
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"stdev": self.stdev.copy()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.stdev = np.array(state["stdev"], dtype=np.float64)
-        self._sync_sigma()

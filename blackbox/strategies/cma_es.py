@@ -19,20 +19,21 @@ mean of their places' weights, so the update does not depend on row order. Fitne
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from .._validate import check_dim_x0, check_float, check_int
+from .._validate import check_float, check_int
 from ..core.population import Population
 from ..core.strategy import Strategy
 from ..errors import ConfigError
+from ._gaussian import default_nes_popsize
+from .param_groups import SamplingParams
 from .shaping import rank_weights
-from .snes import default_nes_popsize
 
-__all__ = ["CMAES", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]
+__all__ = ["CMAES", "CMAFamilyParams", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]
 
 
 @dataclass(frozen=True)
@@ -111,34 +112,57 @@ def check_mu(mu: int | None, popsize: int) -> int:
     return mu
 
 
+@dataclasses.dataclass(frozen=True)
+class CMAFamilyParams(SamplingParams):
+    """The hyperparameters CMA-ES and sep-CMA-ES share."""
+
+    #: Rows per generation (None: ``4 + floor(3 ln n)``).
+    popsize: int | None = None
+    #: Initial global step size.
+    sigma: float = 0.1
+    #: Parents recombined into the mean (None: ``popsize // 2``; at most that).
+    mu: int | None = None
+
+    def __post_init__(self) -> None:
+        self._check("sigma", check_float, positive=True)
+        if self.mu is not None:
+            self._check("mu", check_int, minimum=1)
+        super().__post_init__()
+
+
 class CMAES(Strategy):
     """CMA-ES (Hansen's 2016 tutorial): full covariance, cumulative step-size adaptation, active update."""
 
     name = "cma-es"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int | None = None,
-        sigma: float = 0.1,
-        mu: int | None = None,
-        active: bool = True,
-        eigen_interval: int | None = None,
-        x0: Any = None,
-        seed: int | None = None,
-    ):
-        n, _ = check_dim_x0(dim, x0)
-        check_dense_dim("cma-es", n, "sep-cma-es")
-        popsize = default_nes_popsize(n) if popsize is None else popsize
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.active = bool(active)
-        self.params = cma_parameters(self.dim, self.popsize, check_mu(mu, self.popsize), self.active)
+    @dataclasses.dataclass(frozen=True)
+    class Params(CMAFamilyParams):
+        """Hyperparameters of CMA-ES (the other constants follow Table 1 of the tutorial)."""
+
+        #: Negative weights for the worse half in the covariance update (active CMA-ES).
+        active: bool = True
+        #: Generations between eigendecompositions of C (None: ``max(1, 1 / (10 n (c_1 + c_mu)))``).
+        eigen_interval: int | None = None
+
+        def __post_init__(self) -> None:
+            if self.eigen_interval is not None:
+                self._check("eigen_interval", check_int, minimum=1)
+            object.__setattr__(self, "active", bool(self.active))
+            super().__post_init__()
+
+    min_popsize = 2  # mu = popsize // 2 parents, at least one
+    default_popsize = staticmethod(default_nes_popsize)
+    state_fields = ("C", "B", "D", "p_sigma", "p_c", "eigen_generation")
+    params: Params
+
+    def _setup(self) -> None:
+        check_dense_dim("cma-es", self.dim, "sep-cma-es")
         p = self.params
-        default_interval = max(1, int(1 / (10 * self.dim * (p.c_1 + p.c_mu))))
-        self.eigen_interval = default_interval if eigen_interval is None else check_int(
-            "eigen_interval", eigen_interval, minimum=1)
+        self.sigma = p.sigma
+        self.constants = cma_parameters(self.dim, self.popsize, check_mu(p.mu, self.popsize), p.active)
+        c = self.constants
+        default_interval = max(1, int(1 / (10 * self.dim * (c.c_1 + c.c_mu))))
+        self.eigen_interval = default_interval if p.eigen_interval is None else p.eigen_interval
         self.C = np.eye(self.dim)
         self.B = np.eye(self.dim)
         self.D = np.ones(self.dim)
@@ -158,8 +182,9 @@ class CMAES(Strategy):
         return Population.from_dense(self._center + self.sigma * y)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
-        p, n = self.params, self.dim
+        p, n = self.constants, self.dim
         z = self._z
+        assert z is not None  # drawn by _ask(); tell() comes after ask()
         y = (z * self.D) @ self.B.T
         mean_w = rank_weights(fitness, p.mean_weights)
         cov_w = rank_weights(fitness, p.weights)
@@ -188,15 +213,3 @@ class CMAES(Strategy):
         values, self.B = np.linalg.eigh(self.C)
         self.D = np.sqrt(np.maximum(values, 1e-300))
         self.eigen_generation = self.generation + 1
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {
-            "C": self.C.copy(), "B": self.B.copy(), "D": self.D.copy(), "p_sigma": self.p_sigma.copy(),
-            "p_c": self.p_c.copy(), "eigen_generation": self.eigen_generation,
-        }
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        for key in ("C", "B", "D", "p_sigma", "p_c"):
-            setattr(self, key, np.array(state[key], dtype=np.float64))
-        self.eigen_generation = int(state["eigen_generation"])
-        self._z = None

@@ -20,18 +20,18 @@ Ha's and EvoTorch's PGPE) and clipped to ``[sigma_min, sigma_max]``. This matche
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
-from .._validate import check_choice, check_float, check_int, check_stdev
-from ..core.noise import NoiseTable
+from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
-from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ._gaussian import check_mirrored_popsize, root_mean_square, sample_rows
-from .optim import OPTIMIZERS, make_optimizer
+from ._gaussian import NoiseTableStrategy, check_mirrored_popsize, root_mean_square, sample_rows
+from .optim import Optimizer
+from .param_groups import OptimizerOptions
 from .shaping import SHAPINGS, get_shaping
 
 __all__ = ["PGPE"]
@@ -40,85 +40,83 @@ __all__ = ["PGPE"]
 _STDEV_FLOOR = 1e-12
 
 
-class PGPE(Strategy):
+class PGPE(NoiseTableStrategy):
     """PGPE (Sehnke et al. 2010) with ClipUp (Toklu et al. 2020): symmetric sampling, per-dim sigma."""
 
     name = "pgpe"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 64,
-        sigma: Any = None,
-        radius: float | None = None,
-        lr: float = 0.15,
-        optimizer: str = "clipup",
-        momentum: float = 0.9,
-        max_speed: float | None = None,
-        beta1: float = 0.9,
-        beta2: float = 0.999,
-        weight_decay: float = 0.0,
-        sigma_lr: float = 0.1,
-        sigma_max_change: float | None = 0.2,
-        sigma_min: float = 0.0,
-        sigma_max: float | None = None,
-        shaping: str = "centered_ranks",
-        mirrored: bool = True,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.mirrored = bool(mirrored)
-        check_mirrored_popsize(self.popsize, self.mirrored)
-        if sigma is not None and radius is not None:
-            raise ConfigError(f"pass sigma or radius, not both (got sigma={sigma!r}, radius={radius!r})")
-        if radius is not None:
-            sigma = check_float("radius", radius, positive=True) / math.sqrt(self.dim)
-        self.stdev = check_stdev("sigma", 0.1 if sigma is None else sigma, self.dim)
-        self.sigma_lr = check_float("sigma_lr", sigma_lr, nonnegative=True)
-        self.sigma_max_change = None if sigma_max_change is None else check_float(
-            "sigma_max_change", sigma_max_change, positive=True, below=1.0)
-        self.sigma_min = check_float("sigma_min", sigma_min, nonnegative=True)
-        self.sigma_max = math.inf if sigma_max is None else check_float("sigma_max", sigma_max, positive=True)
-        if self.sigma_min > self.sigma_max:
-            raise ConfigError(f"sigma_min ({self.sigma_min}) must be <= sigma_max ({self.sigma_max})")
-        self.shaping = check_choice("shaping", shaping, SHAPINGS)
-        self.optimizer = make_optimizer(
-            check_choice("optimizer", optimizer, OPTIMIZERS), self.dim, lr, weight_decay=weight_decay,
-            momentum=momentum, beta1=beta1, beta2=beta2, max_speed=max_speed,
-        )
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
-        self._sync_sigma()
+    @dataclasses.dataclass(frozen=True)
+    class Params(OptimizerOptions):
+        """Hyperparameters of PGPE (EvoTorch's defaults)."""
 
-    def _sync_sigma(self) -> None:
+        #: Rows per generation (even when mirrored).
+        popsize: int = 64
+        #: Initial standard deviations: a number for every dimension or a vector (default 0.1).
+        sigma: Any = None
+        #: Initial ``sqrt(dim) * sigma`` instead of sigma (EvoTorch's ``radius_init``).
+        radius: float | None = None
+        lr: float = 0.15
+        optimizer: str | Optimizer = "clipup"
+        #: Learning rate of the standard deviations.
+        sigma_lr: float = 0.1
+        #: Largest relative change of a standard deviation per generation (None: no limit).
+        sigma_max_change: float | None = 0.2
+        #: Floor of the standard deviations.
+        sigma_min: float = 0.0
+        #: Ceiling of the standard deviations (None: none).
+        sigma_max: float | None = None
+        #: Fitness shaping (mean-centered afterwards): ``centered_ranks``, ``zscore``, ``raw`` or ``nes``.
+        shaping: str = "centered_ranks"
+        #: Symmetric pairs ``center +/- stdev * eps`` that share one noise slice and one episode seed.
+        mirrored: bool = True
+
+        def __post_init__(self) -> None:
+            if self.sigma is not None and self.radius is not None:
+                raise ConfigError(f"pass sigma or radius, not both (got sigma={self.sigma!r}, radius={self.radius!r})")
+            if self.radius is not None:
+                self._check("radius", check_float, positive=True)
+            self._check("sigma_lr", check_float, nonnegative=True)
+            if self.sigma_max_change is not None:
+                self._check("sigma_max_change", check_float, positive=True, below=1.0)
+            self._check("sigma_min", check_float, nonnegative=True)
+            if self.sigma_max is not None:
+                self._check("sigma_max", check_float, positive=True)
+                if self.sigma_min > self.sigma_max:
+                    raise ConfigError(f"sigma_min ({self.sigma_min}) must be <= sigma_max ({self.sigma_max})")
+            self._check("shaping", check_choice, SHAPINGS)
+            object.__setattr__(self, "mirrored", bool(self.mirrored))
+            super().__post_init__()
+
+    min_popsize = 2  # a gradient estimate needs two rows (a symmetric pair)
+    state_fields = ("stdev", "optimizer")
+    params: Params
+    optimizer: Optimizer
+
+    def _setup(self) -> None:
+        p = self.params
+        check_mirrored_popsize(self.popsize, p.mirrored)
+        sigma = p.sigma if p.radius is None else p.radius / math.sqrt(self.dim)
+        self.stdev = check_stdev("sigma", 0.1 if sigma is None else sigma, self.dim)
+        self.sigma_max = math.inf if p.sigma_max is None else p.sigma_max
+        self.optimizer = p.make_optimizer(self.dim)
         self.sigma = root_mean_square(self.stdev)
 
     def _ask(self) -> Population:
-        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)
+        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.params.mirrored)
         return Population.compact(self.table, self._center, offsets, signs, self.stdev, groups=groups)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> float:
-        utilities = get_shaping(self.shaping)(fitness)
+        p = self.params
+        utilities = get_shaping(p.shaping)(fitness)
         utilities = utilities - utilities.mean()
-        linear, squares = population.noise_weighted_sums(utilities, utilities)
+        linear, squares = self.reduce(population, utilities, utilities)
         n = self.popsize
         grad_center = self.stdev * linear / n
         grad_stdev = self.stdev * (squares - utilities.sum()) / n
         self._center, step_norm = self.optimizer.step(self._center, grad_center)
-        stdev = self.stdev + self.sigma_lr * grad_stdev
-        if self.sigma_max_change is not None:
-            stdev = np.clip(stdev, self.stdev * (1 - self.sigma_max_change), self.stdev * (1 + self.sigma_max_change))
-        self.stdev = np.clip(stdev, max(self.sigma_min, _STDEV_FLOOR), self.sigma_max)
-        self._sync_sigma()
+        stdev = self.stdev + p.sigma_lr * grad_stdev
+        if p.sigma_max_change is not None:
+            stdev = np.clip(stdev, self.stdev * (1 - p.sigma_max_change), self.stdev * (1 + p.sigma_max_change))
+        self.stdev = np.clip(stdev, max(p.sigma_min, _STDEV_FLOOR), self.sigma_max)
+        self.sigma = root_mean_square(self.stdev)
         return step_norm
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"stdev": self.stdev.copy(), "optimizer": self.optimizer.state_dict()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.stdev = np.array(state["stdev"], dtype=np.float64)
-        self.optimizer.load_state_dict(state["optimizer"])
-        self._sync_sigma()

@@ -1,103 +1,86 @@
-"""The body shared by ``openai-es`` and ``nes``: an isotropic Gaussian of fixed shape around the
-center, sampled from the noise table (mirrored or not), moved along the search-gradient estimate
-``sum_i w_i s_i eps_i / popsize`` by an optimizer. The two differ only in their defaults and in
-whether the estimate is divided by sigma (NES) or sigma is absorbed into the learning rate
-(OpenAI's reference code).
+"""``openai-es`` and ``nes``: one strategy, two sets of defaults.
+
+An isotropic Gaussian of fixed shape around the center, sampled from the noise table (mirrored or
+not), moved along the search-gradient estimate ``sum_i w_i s_i eps_i / popsize`` by an optimizer
+(:mod:`blackbox.strategies.optim`).
+
+``openai-es`` is OpenAI-ES: Salimans, Ho, Chen, Sidor & Sutskever, "Evolution Strategies as a
+Scalable Alternative to Reinforcement Learning", arXiv:1703.03864, 2017. Mirrored pairs
+``center +/- sigma * eps``, centered ranks, and Adam along ``g = sum_i w_i eps_i / popsize -
+weight_decay * center``. As in OpenAI's reference code (``es_distributed/es.py``) the estimate is
+not divided by sigma; that constant is absorbed into the learning rate. Defaults are the paper's:
+sigma 0.02, lr 0.01, L2 0.005.
+
+``nes`` is the plain NES estimator of the same blog post and of Wierstra et al., "Natural Evolution
+Strategies", JMLR 15, 2014: the estimate divided by sigma, z-scored fitness, plain SGD.
+
+Sigma stays fixed unless ``sigma_decay``/``sigma_min`` set a schedule
+(:class:`blackbox.strategies._gaussian.SigmaSchedule`).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import dataclasses
+from typing import ClassVar
 
 import numpy as np
 
-from .._validate import check_choice, check_float, check_int
-from ..core.noise import NoiseTable
+from .._validate import check_choice, check_float
 from ..core.population import Population
-from ..core.strategy import Strategy
-from ._gaussian import SigmaSchedule, check_mirrored_popsize, sample_rows
-from .optim import OPTIMIZERS, make_optimizer
+from ._gaussian import NoiseTableStrategy, check_mirrored_popsize, sample_rows
+from .optim import Optimizer
+from .param_groups import OptimizerOptions, SigmaScheduleOptions
 from .shaping import SHAPINGS, get_shaping
 
 __all__ = ["IsotropicSearchGradient", "NES", "OpenAIES"]
 
 
-class IsotropicSearchGradient(Strategy):
-    """Base of the fixed-sigma search-gradient strategies (subclasses set the defaults)."""
+class IsotropicSearchGradient(NoiseTableStrategy):
+    """Fixed-shape Gaussian, search-gradient estimate, optimizer step (``openai-es`` and ``nes``)."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Params(OptimizerOptions, SigmaScheduleOptions):
+        """Hyperparameters of the isotropic search-gradient strategies (OpenAI-ES's defaults)."""
+
+        #: Rows per generation (even when mirrored).
+        popsize: int = 64
+        #: Standard deviation of the perturbations.
+        sigma: float = 0.02
+        #: Fitness shaping: ``centered_ranks``, ``zscore``, ``raw`` or ``nes``.
+        shaping: str = "centered_ranks"
+        #: Antithetic pairs ``center +/- sigma * eps`` that share one noise slice and one episode seed.
+        mirrored: bool = True
+
+        def __post_init__(self) -> None:
+            self._check("sigma", check_float, positive=True)
+            self._check("shaping", check_choice, SHAPINGS)
+            object.__setattr__(self, "mirrored", bool(self.mirrored))
+            super().__post_init__()
 
     #: Divide the estimate by sigma (the textbook NES gradient) or not (OpenAI's code).
-    divide_by_sigma: ClassVar[bool] = True
+    divide_by_sigma: ClassVar[bool] = False
+    min_popsize = 2  # a gradient estimate needs two rows (a mirrored pair)
+    state_fields = ("optimizer",)
+    params: Params
+    optimizer: Optimizer
 
-    def __init__(self, *, dim: int | None, popsize: int, sigma: float, sigma_decay: float, sigma_min: float,
-                 lr: float, weight_decay: float, optimizer: str, shaping: str, mirrored: bool, x0: Any,
-                 seed: int | None, noise_size: int | None, noise_seed: int, **optimizer_options: Any):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
-        self.mirrored = bool(mirrored)
-        check_mirrored_popsize(self.popsize, self.mirrored)
-        self.shaping = check_choice("shaping", shaping, SHAPINGS)
-        self.optimizer = make_optimizer(
-            check_choice("optimizer", optimizer, OPTIMIZERS), self.dim, lr,
-            weight_decay=weight_decay, **optimizer_options,
-        )
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
+    def _setup(self) -> None:
+        check_mirrored_popsize(self.popsize, self.params.mirrored)
+        self.sigma = self.params.sigma
+        self.sigma_schedule = self.params.sigma_schedule()
+        self.optimizer = self.params.make_optimizer(self.dim)
 
     def _ask(self) -> Population:
-        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.mirrored)
+        offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.params.mirrored)
         return Population.compact(self.table, self._center, offsets, signs, self.sigma, groups=groups)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> float:
-        weights = get_shaping(self.shaping)(fitness)
+        weights = get_shaping(self.params.shaping)(fitness)
+        weighted, _ = self.reduce(population, weights)
         scale = self.popsize * self.sigma if self.divide_by_sigma else self.popsize
-        grad = population.noise_weighted_sum(weights) / scale
-        self._center, step_norm = self.optimizer.step(self._center, grad)
+        self._center, step_norm = self.optimizer.step(self._center, weighted / scale)
         self.sigma = self.sigma_schedule(self.sigma)
         return step_norm
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-
-
-# -- from strategies/nes.py: Plain NES estimator, as in the OpenAI blog post "Evolution Strategies as a Scalable Alternative
-
-
-class NES(IsotropicSearchGradient):
-    """Plain NES search gradient with fixed sigma; z-scored fitness and SGD by default."""
-
-    name = "nes"
-    divide_by_sigma = True
-
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 50,
-        sigma: float = 0.1,
-        sigma_decay: float = 1.0,
-        sigma_min: float = 0.0,
-        lr: float = 0.001,
-        shaping: str = "zscore",
-        mirrored: bool = False,
-        optimizer: str = "sgd",
-        momentum: float = 0.9,
-        weight_decay: float = 0.0,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(
-            dim=dim, popsize=popsize, sigma=sigma, sigma_decay=sigma_decay, sigma_min=sigma_min, lr=lr,
-            weight_decay=weight_decay, optimizer=optimizer, shaping=shaping, mirrored=mirrored, x0=x0,
-            seed=seed, noise_size=noise_size, noise_seed=noise_seed, momentum=momentum,
-        )
-
-
-# -- from strategies/openai_es.py: OpenAI-ES: Salimans, Ho, Chen, Sidor & Sutskever, "Evolution Strategies as a Scalable
 
 
 class OpenAIES(IsotropicSearchGradient):
@@ -105,30 +88,15 @@ class OpenAIES(IsotropicSearchGradient):
 
     name = "openai-es"
     divide_by_sigma = False
+    Params = IsotropicSearchGradient.Params.with_defaults(
+        "OpenAIES.Params", "Hyperparameters of OpenAI-ES (the paper's defaults).", weight_decay=0.005)
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 64,
-        sigma: float = 0.02,
-        sigma_decay: float = 1.0,
-        sigma_min: float = 0.0,
-        lr: float = 0.01,
-        weight_decay: float = 0.005,
-        optimizer: str = "adam",
-        momentum: float = 0.9,
-        beta1: float = 0.9,
-        beta2: float = 0.999,
-        shaping: str = "centered_ranks",
-        mirrored: bool = True,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(
-            dim=dim, popsize=popsize, sigma=sigma, sigma_decay=sigma_decay, sigma_min=sigma_min, lr=lr,
-            weight_decay=weight_decay, optimizer=optimizer, shaping=shaping, mirrored=mirrored, x0=x0,
-            seed=seed, noise_size=noise_size, noise_seed=noise_seed, momentum=momentum, beta1=beta1, beta2=beta2,
-        )
+
+class NES(IsotropicSearchGradient):
+    """Plain NES search gradient with fixed sigma; z-scored fitness and SGD by default."""
+
+    name = "nes"
+    divide_by_sigma = True
+    Params = IsotropicSearchGradient.Params.with_defaults(
+        "NES.Params", "Hyperparameters of the plain NES estimator.", popsize=50, sigma=0.1, lr=0.001,
+        optimizer="sgd", shaping="zscore", mirrored=False)

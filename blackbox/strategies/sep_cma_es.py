@@ -19,47 +19,35 @@ reads as the largest per-dimension standard deviation. For large dimensions (pol
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from .._validate import check_dim_x0, check_float, check_int
-from ..core.noise import NoiseTable
 from ..core.population import Population
-from ..core.strategy import Strategy
-from .cma_es import check_mu, cma_parameters
+from ._gaussian import NoiseTableStrategy, default_nes_popsize
+from .cma_es import CMAFamilyParams, check_mu, cma_parameters
 from .shaping import rank_weights
-from .snes import default_nes_popsize
 
 __all__ = ["SepCMAES"]
 
 
-class SepCMAES(Strategy):
+class SepCMAES(NoiseTableStrategy):
     """sep-CMA-ES (Ros & Hansen 2008): diagonal covariance, linear time and space."""
 
     name = "sep-cma-es"
+    Params = CMAFamilyParams.with_defaults("SepCMAES.Params", "Hyperparameters of sep-CMA-ES.")
+    min_popsize = 2  # mu = popsize // 2 parents, at least one
+    default_popsize = staticmethod(default_nes_popsize)
+    state_fields = ("c", "p_sigma", "p_c")
+    params: CMAFamilyParams
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int | None = None,
-        sigma: float = 0.1,
-        mu: int | None = None,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        n, _ = check_dim_x0(dim, x0)
-        popsize = default_nes_popsize(n) if popsize is None else popsize
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.params = cma_parameters(self.dim, self.popsize, check_mu(mu, self.popsize), active=False, diagonal=True)
+    def _setup(self) -> None:
+        p = self.params
+        self.sigma = p.sigma
+        self.constants = cma_parameters(self.dim, self.popsize, check_mu(p.mu, self.popsize), active=False,
+                                        diagonal=True)
         self.c = np.ones(self.dim)
         self.p_sigma = np.zeros(self.dim)
         self.p_c = np.zeros(self.dim)
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
 
     @property
     def stdev(self) -> np.ndarray:
@@ -72,9 +60,9 @@ class SepCMAES(Strategy):
         return Population.compact(self.table, self._center, offsets, signs, self.stdev)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
-        p, n = self.params, self.dim
+        p, n = self.constants, self.dim
         weights = rank_weights(fitness, p.mean_weights)
-        z_w, z_sq_w = population.noise_weighted_sums(weights, weights)
+        z_w, z_sq_w = self.reduce(population, weights, weights)
         z_w, z_sq_w = z_w.astype(np.float64), z_sq_w.astype(np.float64)
         d = np.sqrt(self.c)
         self._center = self._center + self.sigma * d * z_w
@@ -93,10 +81,3 @@ class SepCMAES(Strategy):
         self.p_c = self.p_c / scale
         self.sigma *= scale
         return None
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"c": self.c.copy(), "p_sigma": self.p_sigma.copy(), "p_c": self.p_c.copy()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        for key in ("c", "p_sigma", "p_c"):
-            setattr(self, key, np.array(state[key], dtype=np.float64))

@@ -19,67 +19,57 @@ linear in ``d``: use it where CMA-ES and xNES are too expensive.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
-from .._validate import check_choice, check_dim_x0, check_float, check_int, check_stdev
-from ..core.noise import NoiseTable
+from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
-from ..core.strategy import Strategy
-from ._gaussian import root_mean_square
-from .shaping import SHAPINGS, get_shaping
+from ._gaussian import NoiseTableStrategy, default_nes_popsize, normalized_utilities, root_mean_square
+from .param_groups import SamplingParams
+from .shaping import SHAPINGS
 
-__all__ = ["SNES", "default_nes_popsize", "normalized_utilities"]
-
-
-def default_nes_popsize(dim: int) -> int:
-    """``4 + floor(3 ln d)``, the NES family's (and CMA-ES's) default population size."""
-    return 4 + int(math.floor(3 * math.log(dim)))
+__all__ = ["SNES"]
 
 
-def normalized_utilities(shaping: str, fitness: np.ndarray) -> np.ndarray:
-    """NES utilities as they are; any other shaping mean-centered and scaled to unit absolute sum."""
-    u = get_shaping(shaping)(fitness)
-    if shaping == "nes":
-        return u
-    u = u - u.mean()
-    total = np.abs(u).sum()
-    return u / total if total > 0 else np.zeros_like(u)
-
-
-class SNES(Strategy):
+class SNES(NoiseTableStrategy):
     """Separable NES (Wierstra et al. 2014): per-dimension sigma, natural-gradient updates."""
 
     name = "snes"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int | None = None,
-        sigma: Any = 0.1,
-        lr: float = 1.0,
-        sigma_lr: float | None = None,
-        shaping: str = "nes",
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        n, _ = check_dim_x0(dim, x0)
-        popsize = default_nes_popsize(n) if popsize is None else popsize
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.stdev = check_stdev("sigma", sigma, self.dim)
-        self.lr = check_float("lr", lr, positive=True)
-        default_sigma_lr = (3 + math.log(self.dim)) / (5 * math.sqrt(self.dim))
-        self.sigma_lr = default_sigma_lr if sigma_lr is None else check_float("sigma_lr", sigma_lr, nonnegative=True)
-        self.shaping = check_choice("shaping", shaping, SHAPINGS)
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
-        self._sync_sigma()
+    @dataclasses.dataclass(frozen=True)
+    class Params(SamplingParams):
+        """Hyperparameters of SNES (the paper's defaults)."""
 
-    def _sync_sigma(self) -> None:
+        #: Rows per generation (None: ``4 + floor(3 ln d)``).
+        popsize: int | None = None
+        #: Initial standard deviations: a number for every dimension or a vector.
+        sigma: Any = 0.1
+        #: Learning rate of the center.
+        lr: float = 1.0
+        #: Learning rate of the standard deviations (None: ``(3 + ln d) / (5 sqrt d)``).
+        sigma_lr: float | None = None
+        #: Utilities: ``nes`` (rank-based, as in the paper) or another shaping, normalized.
+        shaping: str = "nes"
+
+        def __post_init__(self) -> None:
+            self._check("lr", check_float, positive=True)
+            if self.sigma_lr is not None:
+                self._check("sigma_lr", check_float, nonnegative=True)
+            self._check("shaping", check_choice, SHAPINGS)
+            super().__post_init__()
+
+    min_popsize = 2  # utilities rank at least two rows
+    default_popsize = staticmethod(default_nes_popsize)
+    state_fields = ("stdev",)
+    params: Params
+
+    def _setup(self) -> None:
+        self.stdev = check_stdev("sigma", self.params.sigma, self.dim)
+        default_sigma_lr = (3 + math.log(self.dim)) / (5 * math.sqrt(self.dim))
+        self.sigma_lr = default_sigma_lr if self.params.sigma_lr is None else self.params.sigma_lr
         self.sigma = root_mean_square(self.stdev)
 
     def _ask(self) -> Population:
@@ -88,17 +78,10 @@ class SNES(Strategy):
         return Population.compact(self.table, self._center, offsets, signs, self.stdev)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
-        u = normalized_utilities(self.shaping, fitness)
-        grad_center, squares = population.noise_weighted_sums(u, u)
+        u = normalized_utilities(self.params.shaping, fitness)
+        grad_center, squares = self.reduce(population, u, u)
         grad_log_stdev = squares - u.sum()
-        self._center = self._center + self.lr * self.stdev * grad_center
+        self._center = self._center + self.params.lr * self.stdev * grad_center
         self.stdev = self.stdev * np.exp(0.5 * self.sigma_lr * grad_log_stdev)
-        self._sync_sigma()
+        self.sigma = root_mean_square(self.stdev)
         return None
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"stdev": self.stdev.copy()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.stdev = np.array(state["stdev"], dtype=np.float64)
-        self._sync_sigma()

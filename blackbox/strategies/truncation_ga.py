@@ -13,58 +13,63 @@ simply re-evaluated every generation with the rest of the population. The mutati
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 import numpy as np
 
 from .._validate import check_float, check_int
-from ..core.noise import NoiseTable
 from ..core.population import Population
-from ..core.strategy import Strategy
 from ..errors import ConfigError
-from ._gaussian import SigmaSchedule
+from ._gaussian import NoiseTableStrategy
+from .param_groups import SigmaScheduleOptions
 from .shaping import average_ranks
 
 __all__ = ["TruncationGA"]
 
 
-class TruncationGA(Strategy):
+class TruncationGA(NoiseTableStrategy):
     """Top-x% truncation selection with Gaussian mutation and elitism (Such et al. 2017)."""
 
     name = "ga"
-    fixed_state_layout = False  # the number of parents changes after the first generation
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int = 64,
-        sigma: float = 0.02,
-        sigma_decay: float = 1.0,
-        sigma_min: float = 0.0,
-        truncation: float = 0.1,
-        elitism: int = 1,
-        x0: Any = None,
-        seed: int | None = None,
-        noise_size: int | None = None,
-        noise_seed: int = 0,
-    ):
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.sigma_schedule = SigmaSchedule.checked(self.sigma, sigma_decay, sigma_min)
-        self.truncation = check_float("truncation", truncation, positive=True, maximum=1.0)
-        self.num_parents = max(1, int(round(self.truncation * self.popsize)))
-        self.elitism = check_int("elitism", elitism, minimum=0)
-        if self.elitism > self.num_parents or self.elitism >= self.popsize:
+    @dataclasses.dataclass(frozen=True)
+    class Params(SigmaScheduleOptions):
+        """Hyperparameters of the truncation-selection GA."""
+
+        #: Rows per generation (elites and offspring).
+        popsize: int = 64
+        #: Mutation strength: offspring are ``parent + sigma * eps``.
+        sigma: float = 0.02
+        #: Share of each generation that become parents, in (0, 1].
+        truncation: float = 0.1
+        #: Best parents carried over unchanged (and re-evaluated).
+        elitism: int = 1
+
+        def __post_init__(self) -> None:
+            self._check("sigma", check_float, positive=True)
+            self._check("truncation", check_float, positive=True, maximum=1.0)
+            self._check("elitism", check_int, minimum=0)
+            super().__post_init__()
+
+    min_popsize = 2  # an elite and at least one offspring
+    state_fields = ("parents",)
+    state_rows = ("parents",)  # the initial point alone, then num_parents rows
+    params: Params
+
+    def _setup(self) -> None:
+        p = self.params
+        self.sigma = p.sigma
+        self.sigma_schedule = p.sigma_schedule()
+        self.num_parents = max(1, int(round(p.truncation * self.popsize)))
+        if p.elitism > self.num_parents or p.elitism >= self.popsize:
             raise ConfigError(
                 f"elitism must be at most the number of parents ({self.num_parents} = truncation "
-                f"{self.truncation} x popsize {self.popsize}) and below popsize, got {self.elitism}"
+                f"{p.truncation} x popsize {self.popsize}) and below popsize, got {p.elitism}"
             )
-        self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
         self.parents = self._center[None, :].copy()  # generation 0: the initial point alone
 
     def _ask(self) -> Population:
-        n_elite = min(self.elitism, len(self.parents))
+        n_elite = min(self.params.elitism, len(self.parents))
         n_children = self.popsize - n_elite
         parents = np.concatenate([
             np.arange(n_elite, dtype=np.int64),
@@ -83,12 +88,3 @@ class TruncationGA(Strategy):
         self._center = self.parents[0].copy()
         self.sigma = self.sigma_schedule(self.sigma)
         return None
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"parents": self.parents.copy()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        parents = np.array(state["parents"], dtype=np.float64)
-        if parents.ndim != 2 or parents.shape[1] != self.dim or not len(parents) or not np.all(np.isfinite(parents)):
-            raise ConfigError(f"state_dict/parents must be a finite (k, {self.dim}) array, got shape {parents.shape}")
-        self.parents = parents

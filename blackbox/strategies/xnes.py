@@ -21,17 +21,18 @@ dimensions up to a few hundred; SNES is the separable variant for large ``d``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
-from .._validate import check_choice, check_dim_x0, check_float
+from .._validate import check_choice, check_float
 from ..core.population import Population
 from ..core.strategy import Strategy
+from ._gaussian import default_nes_popsize, normalized_utilities
 from .cma_es import check_dense_dim
+from .param_groups import SamplingParams
 from .shaping import SHAPINGS
-from .snes import default_nes_popsize, normalized_utilities
 
 __all__ = ["XNES", "symmetric_expm"]
 
@@ -47,30 +48,44 @@ class XNES(Strategy):
 
     name = "xnes"
 
-    def __init__(
-        self,
-        dim: int | None = None,
-        *,
-        popsize: int | None = None,
-        sigma: float = 0.1,
-        lr: float = 1.0,
-        sigma_lr: float | None = None,
-        cov_lr: float | None = None,
-        shaping: str = "nes",
-        x0: Any = None,
-        seed: int | None = None,
-    ):
-        n, _ = check_dim_x0(dim, x0)
-        check_dense_dim("xnes", n, "snes")
-        popsize = default_nes_popsize(n) if popsize is None else popsize
-        super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)
-        self.sigma = check_float("sigma", sigma, positive=True)
-        self.lr = check_float("lr", lr, positive=True)
-        d = self.dim
+    @dataclasses.dataclass(frozen=True)
+    class Params(SamplingParams):
+        """Hyperparameters of xNES (the paper's defaults)."""
+
+        #: Rows per generation (None: ``4 + floor(3 ln d)``).
+        popsize: int | None = None
+        #: Initial global step size.
+        sigma: float = 0.1
+        #: Learning rate of the center.
+        lr: float = 1.0
+        #: Learning rate of sigma (None: ``3 (3 + ln d) / (5 d sqrt d)``).
+        sigma_lr: float | None = None
+        #: Learning rate of the shape matrix B (None: as sigma_lr).
+        cov_lr: float | None = None
+        #: Utilities: ``nes`` (rank-based, as in the paper) or another shaping, normalized.
+        shaping: str = "nes"
+
+        def __post_init__(self) -> None:
+            self._check("sigma", check_float, positive=True)
+            self._check("lr", check_float, positive=True)
+            for name in ("sigma_lr", "cov_lr"):
+                if getattr(self, name) is not None:
+                    self._check(name, check_float, nonnegative=True)
+            self._check("shaping", check_choice, SHAPINGS)
+            super().__post_init__()
+
+    min_popsize = 2  # utilities rank at least two rows
+    default_popsize = staticmethod(default_nes_popsize)
+    state_fields = ("B",)
+    params: Params
+
+    def _setup(self) -> None:
+        check_dense_dim("xnes", self.dim, "snes")
+        d, p = self.dim, self.params
         default_lr = 3 * (3 + math.log(d)) / (5 * d * math.sqrt(d))
-        self.sigma_lr = default_lr if sigma_lr is None else check_float("sigma_lr", sigma_lr, nonnegative=True)
-        self.cov_lr = default_lr if cov_lr is None else check_float("cov_lr", cov_lr, nonnegative=True)
-        self.shaping = check_choice("shaping", shaping, SHAPINGS)
+        self.sigma = p.sigma
+        self.sigma_lr = default_lr if p.sigma_lr is None else p.sigma_lr
+        self.cov_lr = default_lr if p.cov_lr is None else p.cov_lr
         self.B = np.eye(d)
         self._noise: np.ndarray | None = None
 
@@ -85,20 +100,14 @@ class XNES(Strategy):
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
         s = self._noise
-        u = normalized_utilities(self.shaping, fitness)
+        assert s is not None  # drawn by _ask(); tell() comes after ask()
+        u = normalized_utilities(self.params.shaping, fitness)
         grad_delta = u @ s
         grad_m = (s.T * u) @ s - u.sum() * np.eye(self.dim)
         grad_sigma = np.trace(grad_m) / self.dim
         grad_b = grad_m - grad_sigma * np.eye(self.dim)
-        self._center = self._center + self.lr * self.sigma * (self.B @ grad_delta)
+        self._center = self._center + self.params.lr * self.sigma * (self.B @ grad_delta)
         self.sigma = float(self.sigma * math.exp(0.5 * self.sigma_lr * grad_sigma))
         self.B = self.B @ symmetric_expm(0.5 * self.cov_lr * (grad_b + grad_b.T) / 2)
         self._noise = None
         return None
-
-    def _state_dict(self) -> dict[str, Any]:
-        return {"B": self.B.copy()}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        self.B = np.array(state["B"], dtype=np.float64)
-        self._noise = None

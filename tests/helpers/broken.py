@@ -86,14 +86,16 @@ class AliasedState(OpenAIES):
     """Hands out its optimizer moments without copying them, then updates them in place."""
 
     def _state_dict(self):
-        return {"optimizer": {"t": self.optimizer.t, "m": self.optimizer.m, "v": self.optimizer.v}}
+        adam = self.optimizer.optimizer  # inside OpenAI-ES's weight decay
+        return {"optimizer": {"t": adam.t, "m": adam.m, "v": adam.v}}
 
     def _tell(self, population, fitness):
-        m, v = self.optimizer.m, self.optimizer.v
+        adam = self.optimizer.optimizer
+        m, v = adam.m, adam.v
         norm = super()._tell(population, fitness)
-        m[...] = self.optimizer.m
-        v[...] = self.optimizer.v
-        self.optimizer.m, self.optimizer.v = m, v
+        m[...] = adam.m
+        v[...] = adam.v
+        adam.m, adam.v = m, v
         return norm
 
 

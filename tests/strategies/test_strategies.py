@@ -7,6 +7,7 @@ import pytest
 
 import blackbox as bb
 from blackbox.problems.functions import BLOG_SOLUTION
+from blackbox.strategies.optim import Adam, WeightDecay
 
 # name, options, generations, largest final loss allowed at dim 10 and at dim 100
 CONVERGENCE = [
@@ -107,8 +108,9 @@ def test_state_dict_holds_only_arrays_and_plain_values():
 
 def test_openai_es_defaults_are_the_papers():
     es = bb.make_strategy("openai-es", dim=5)
-    assert es.sigma == 0.02 and es.optimizer.lr == 0.01 and es.optimizer.weight_decay == 0.005
-    assert type(es.optimizer).__name__ == "Adam" and es.mirrored and es.shaping == "centered_ranks"
+    assert es.sigma == 0.02 and es.optimizer.lr == 0.01 and es.optimizer.rate == 0.005
+    assert es.optimizer == WeightDecay(Adam(lr=0.01), 0.005)
+    assert es.params.mirrored and es.params.shaping == "centered_ranks"
     assert es.ask().params.dtype == np.float64 and es.table.data.dtype == np.float32
 
 

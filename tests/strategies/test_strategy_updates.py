@@ -62,7 +62,7 @@ def test_pgpe_update_is_evotorchs(mirrored):
 def test_pgpe_default_is_clipup_with_max_speed_twice_lr():
     es = bb.make_strategy("pgpe", dim=4, lr=0.1, seed=0)
     assert type(es.optimizer).__name__ == "ClipUp" and es.optimizer.max_speed == pytest.approx(0.2)
-    assert es.mirrored and es.shaping == "centered_ranks" and es.sigma_max_change == 0.2
+    assert es.params.mirrored and es.params.shaping == "centered_ranks" and es.params.sigma_max_change == 0.2
     before, _, _, _ = one_generation(es, bumpy)
     assert np.linalg.norm(es.center - before["center"]) == pytest.approx(0.1)  # first step: lr exactly
 
@@ -92,7 +92,7 @@ def nes_u(f):
 
 def test_snes_update_is_the_papers():
     es = bb.make_strategy("snes", dim=6, sigma=[0.5, 0.4, 0.3, 0.2, 0.1, 1.0], seed=1)
-    assert es.popsize == 4 + math.floor(3 * math.log(6)) and es.lr == 1.0
+    assert es.popsize == 4 + math.floor(3 * math.log(6)) and es.params.lr == 1.0
     assert es.sigma_lr == pytest.approx((3 + math.log(6)) / (5 * math.sqrt(6)))
     for _ in range(2):
         before, pop, x, f = one_generation(es, bumpy)
@@ -170,7 +170,7 @@ def test_cma_es_one_update_is_the_tutorials():
     for _ in range(3):
         one_generation(es2, bumpy)
     m, sigma, C = es2.center.copy(), es2.sigma, es2.C.copy()
-    ps, pc, p, n = es2.p_sigma.copy(), es2.p_c.copy(), es2.params, 3
+    ps, pc, p, n = es2.p_sigma.copy(), es2.p_c.copy(), es2.constants, 3
     _, _, x, f = one_generation(es2, bumpy)
     order = np.argsort(-f)
     y = (x[order] - m) / sigma
@@ -192,7 +192,7 @@ def test_cma_es_one_update_is_the_tutorials():
 
 def test_cma_es_lazy_eigendecomposition():
     big = bb.make_strategy("cma-es", dim=1000, seed=0)
-    p = big.params
+    p = big.constants
     assert big.eigen_interval == int(1 / (10 * 1000 * (p.c_1 + p.c_mu))) == 8
     assert bb.make_strategy("cma-es", dim=50).eigen_interval == 1
     es = bb.make_strategy("cma-es", dim=6, seed=0, eigen_interval=5)
@@ -268,7 +268,7 @@ def test_sep_cma_es_update_is_the_diagonal_of_cma():
     es = bb.make_strategy("sep-cma-es", dim=5, popsize=10, sigma=0.4, seed=3)
     for _ in range(3):
         one_generation(es, bumpy)
-    m, sigma, c, ps, pc, p, n = es.center.copy(), es.sigma, es.c.copy(), es.p_sigma.copy(), es.p_c.copy(), es.params, 5
+    m, sigma, c, ps, pc, p, n = es.center.copy(), es.sigma, es.c.copy(), es.p_sigma.copy(), es.p_c.copy(), es.constants, 5
     _, _, x, f = one_generation(es, bumpy)
     order = np.argsort(-f)
     y = (x[order] - m) / sigma

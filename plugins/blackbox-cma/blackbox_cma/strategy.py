@@ -121,7 +121,6 @@ class CMAES(Strategy):
     """CMA-ES through pycma: full covariance adaptation, dense populations, every pycma option."""
 
     name = "cma"
-    fixed_state_layout = False  # pycma's object graph grows (its histories)
 
     def __init__(
         self,
