@@ -10,7 +10,6 @@ the groups it needs; the fields come out in that order (``popsize, sigma, sigma_
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 from ..core.params import Params
@@ -26,7 +25,7 @@ from .optim import (
     read_optimizer_spec,
 )
 
-__all__ = ["SamplingParams", "SigmaScheduleOptions", "OptimizerOptions", "IgnoredOptionWarning", "FLAT_OPTIONS"]
+__all__ = ["SamplingParams", "SigmaScheduleOptions", "OptimizerOptions", "FLAT_OPTIONS"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,11 +63,6 @@ class SigmaScheduleOptions(SamplingParams):
 FLAT_OPTIONS: dict[str, float | None] = {"momentum": 0.9, "beta1": 0.9, "beta2": 0.999, "max_speed": None}
 
 
-class IgnoredOptionWarning(UserWarning):
-    """A flat optimizer option that the chosen optimizer does not use was given at 0.1.0's default,
-    which 0.1.0 accepted and ignored; any other value is refused with a ConfigError."""
-
-
 @dataclasses.dataclass(frozen=True)
 class OptimizerOptions(SamplingParams):
     """The options of a strategy that moves its center with an optimizer (:mod:`.optim`)."""
@@ -102,8 +96,8 @@ class OptimizerOptions(SamplingParams):
     def _configured(self) -> Optimizer:
         """``optimizer`` with the flat options and ``weight_decay`` folded in, unbound (``lr`` comes at bind()).
 
-        A flat option the chosen rule does not take is refused, unless it holds the default that
-        0.1.0 wrote into every run config (then a warning says it is ignored, as 0.1.0 did). An lr
+        A flat option the chosen rule does not take is refused (0.1.0 ignored it: run configs
+        written by 0.1.0 are upgraded by :func:`blackbox.config.legacy.upgrade_v010`). An lr
         or a weight decay set both here (other than the default, or 0 for the weight decay) and on
         the optimizer is refused unless they agree.
         """
@@ -125,10 +119,7 @@ class OptimizerOptions(SamplingParams):
                     options[key] = value
                     continue
                 sentence, fix = not_used(name, key, value)
-                if value != FLAT_OPTIONS[key]:
-                    raise ConfigError(f"{sentence}: drop it or choose {fix}")
-                warnings.warn(f"{sentence}, so it is ignored (as 0.1.0 did): drop it or choose {fix}",
-                              IgnoredOptionWarning, stacklevel=6)
+                raise ConfigError(f"{sentence}: drop it or choose {fix}")
             configured = build_optimizer(name, options)
         own_lr = getattr(configured, "lr", None)
         if own_lr is not None and self.lr not in (defaults["lr"], own_lr):

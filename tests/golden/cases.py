@@ -82,8 +82,9 @@ def _strategy_case(name: str) -> Callable[[Path], dict[str, Any]]:
 
 CASES: dict[str, Callable[[Path], dict[str, Any]]] = {
     **{f"{name}-quadratic": _strategy_case(name) for name in BUILTIN_STRATEGIES},
+    # 0.1.0's sgd ignored momentum (the reference is plain SGD); now the option is refused
     "openai-es-sgd-momentum-rosenbrock": lambda tmp: api_run(
-        "openai-es:optimizer=sgd,momentum=0.9,lr=0.01,popsize=20", "rosenbrock:dim=5"),
+        "openai-es:optimizer=sgd,lr=0.01,popsize=20", "rosenbrock:dim=5"),
     "pgpe-adam-rastrigin": lambda tmp: api_run("pgpe:optimizer=adam,lr=0.05,popsize=20", "rastrigin:dim=6"),
     "nes-unmirrored-sphere": lambda tmp: api_run("nes:mirrored=false,popsize=12", "sphere:dim=4"),
     "ga-sphere": lambda tmp: api_run("ga:popsize=16,truncation=0.25", "sphere:dim=10", generations=6),

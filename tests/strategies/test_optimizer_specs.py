@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import blackbox as bb
+from blackbox.errors import ConfigError
 from blackbox.strategies.optim import (
     SGD,
     Adam,
@@ -15,7 +16,6 @@ from blackbox.strategies.optim import (
     make_optimizer,
     parse_optimizer,
 )
-from blackbox.strategies.param_groups import IgnoredOptionWarning
 from blackbox.strategies.search_gradient import OpenAIES
 
 
@@ -134,12 +134,14 @@ def test_the_refusal_reaches_the_command_line(tmp_path, capsys):
             "'clipup': drop it or choose optimizer=clipup") in capsys.readouterr().err
 
 
-def test_an_unused_option_at_010s_default_is_ignored_with_a_warning():
-    with pytest.warns(IgnoredOptionWarning) as caught:
-        es = bb.make_strategy("openai-es:optimizer=sgd,momentum=0.9", dim=3)
-    assert str(caught[0].message) == (
+def test_an_unused_option_is_refused_even_at_010s_default():
+    # 0.1.0 ignored it silently; its run configs are upgraded by upgrade_v010 (tests/config/test_legacy.py)
+    with pytest.raises(ConfigError) as caught:
+        bb.make_strategy("openai-es:optimizer=sgd,momentum=0.9", dim=3)
+    assert str(caught.value) == (
         "optimizer 'sgd' does not use momentum (got momentum=0.9); momentum is an option of 'momentum' and "
-        "'clipup', so it is ignored (as 0.1.0 did): drop it or choose one of those optimizers")
+        "'clipup': drop it or choose one of those optimizers")
+    es = bb.make_strategy("openai-es:optimizer=sgd", dim=3)
     assert es.optimizer == WeightDecay(SGD(lr=0.01), 0.005)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
