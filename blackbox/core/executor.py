@@ -28,33 +28,34 @@ def default_batch_size(dim: int) -> int:
 
 
 def evaluate_rows(
-    problem: Problem, population: Population, seeds: np.ndarray, first_row: int = 0,
-    batch_size: int | None = None,
+    problem: Problem, population: Population, seeds: np.ndarray, *, batch_size: int | None = None,
+    index: np.ndarray | None = None,
 ) -> EvalResult:
     """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time.
 
-    ``first_row`` is the index of this slice's first row in the whole population, so that an
-    error can name the row. When a batch raises, its rows are evaluated one by one to find the
-    row that fails; the EvaluationError names that row and its seed and chains the cause.
+    ``index`` holds each row's number in the whole generation (default 0, 1, ...), so that an
+    error can name the row when a worker evaluates only some rows. When a batch raises, its rows
+    are evaluated one by one to find the row that fails; the EvaluationError names that row and
+    its seed and chains the cause.
     """
     m = len(population)
     batch = batch_size or default_batch_size(population.dim)
     parts = []
     for start in range(0, m, batch):
-        index = np.arange(start, min(start + batch, m))
-        params = population.rows(index)
+        rows = np.arange(start, min(start + batch, m))
+        params = population.rows(rows)
         try:
-            result = problem.evaluate(params, seeds[index])
+            result = problem.evaluate(params, seeds[rows])
         except BlackboxError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of user code is reported
-            row, seed, cause = _locate_failure(problem, params, seeds[index], exc)
+            at, seed, cause = _locate_failure(problem, params, seeds[rows], exc)
+            row = start + at if index is None else int(index[start + at])
             raise EvaluationError(
-                f"evaluation of row {first_row + start + row} (seed {seed}) failed: "
-                f"{type(cause).__name__}: {cause}",
-                row=first_row + start + row, seed=seed,
+                f"evaluation of row {row} (seed {seed}) failed: {type(cause).__name__}: {cause}",
+                row=row, seed=seed,
             ) from cause
-        parts.append(check_eval_result(result, len(index)))
+        parts.append(check_eval_result(result, len(rows)))
     return EvalResult.concatenate(parts)
 
 

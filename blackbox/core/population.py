@@ -11,17 +11,32 @@ so a generation crosses a process boundary as a few integers per row. ``params``
 
 ``groups`` says which rows share an evaluation seed: a mirrored pair is one group, so both members
 meet the same episode (common random numbers).
+
+Row kinds. A row with sign +1 or -1 is perturbed: ``bases[parent] + sign * sigma * noise``. A row
+with sign 0 is its base exactly (a GA's elite). The **center row** is the one row the driver adds
+to what ``ask()`` returned (``with_center``): the unperturbed center, in a seed group of its own,
+evaluated for the record but not told to the strategy. In a compact population it is a sign-0 row
+pointing at base 0 when the center is base 0 (every built-in strategy: the mean, or the GA's
+elite), so no vector is copied; ``center_row`` says which row it is and ``separate_center`` takes
+its value out of a result.
+
+The wire format. ``split`` cuts a population into :class:`~blackbox.core.rows.Shared` (what every
+worker needs once per generation) and :class:`~blackbox.core.rows.Rows` (any set of rows, down to
+single rows, each with its seed), and ``Population.join`` rebuilds the population, or the part of
+it a worker got, bit for bit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .noise import NoiseTable
+from .rows import Rows, Shared, chunk_bounds
 
-__all__ = ["Population"]
+__all__ = ["Population", "Shared", "Rows"]
 
 #: Up to this many values, rows() gathers the noise into one block; beyond, it builds row by row.
 _ROWS_GATHER_MAX = 2**18
@@ -32,7 +47,10 @@ _ROW_CHUNK = 2**15
 class Population:
     """A population of candidate solutions, compact (noise-table encoded) or dense."""
 
-    __slots__ = ("bases", "parents", "offsets", "signs", "sigma", "table", "groups", "_dense", "dim")
+    __slots__ = ("bases", "parents", "offsets", "signs", "sigma", "table", "groups", "_dense", "dim", "center_row")
+
+    #: The noise scale: a float, or one float64 per dimension.
+    sigma: Any
 
     def __init__(
         self,
@@ -46,9 +64,12 @@ class Population:
         sigma: float | np.ndarray = 0.0,
         table: NoiseTable | None = None,
         dense: np.ndarray | None = None,
+        center_row: int | None = None,
     ):
         self.dim = int(dim)
         self.groups = np.asarray(groups, dtype=np.int64)
+        #: Index of the unperturbed center row (see the module docstring), None if there is none.
+        self.center_row = None if center_row is None else int(center_row)
         self._dense = None if dense is None else np.asarray(dense, dtype=np.float64)
         if dense is None:
             self.bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
@@ -217,25 +238,33 @@ class Population:
         if isinstance(indices, slice):
             indices = np.arange(len(self))[indices]
         indices = np.asarray(indices, dtype=np.int64)
+        center = None
+        if self.center_row is not None and np.any(indices == self.center_row):
+            center = int(np.flatnonzero(indices == self.center_row)[0])
         if self._dense is not None and self.table is None:
-            return Population(dim=self.dim, groups=self.groups[indices], dense=self._dense[indices])
+            return Population(dim=self.dim, groups=self.groups[indices], dense=self._dense[indices],
+                              center_row=center)
         return Population(
             dim=self.dim, groups=self.groups[indices], bases=self.bases,
             parents=self.parents[indices], offsets=self.offsets[indices],
-            signs=self.signs[indices], sigma=self.sigma, table=self.table,
+            signs=self.signs[indices], sigma=self.sigma, table=self.table, center_row=center,
         )
 
+    # -- the center row -------------------------------------------------------------------
     def with_center(self, center: np.ndarray) -> Population:
-        """This population plus one more row, the unperturbed ``center``, in its own seed group.
+        """This population plus the center row: ``center`` unperturbed, last, in its own seed group.
 
-        When the center is bit for bit the first base (an ES's mean, a GA's elite), the new row
-        points at that base instead of copying every base into a new block.
+        When the center is bit for bit the first base (an ES's mean, a GA's elite), the new row is
+        a sign-0 row pointing at that base; otherwise the center becomes one more base.
         """
+        if self.center_row is not None:
+            raise ValueError(f"this population already has its center row (row {self.center_row})")
         center = np.asarray(center, dtype=np.float64).reshape(1, self.dim)
-        group = np.array([self.groups.max() + 1 if len(self) else 0], dtype=np.int64)
+        n = len(self)
+        group = np.array([self.groups.max() + 1 if n else 0], dtype=np.int64)
         groups = np.concatenate([self.groups, group])
         if not self.is_compact:
-            return Population(dim=self.dim, groups=groups, dense=np.vstack([self._dense, center]))
+            return Population(dim=self.dim, groups=groups, dense=np.vstack([self._dense, center]), center_row=n)
         if np.array_equal(self.bases[0].view(np.int64), center[0].view(np.int64)):
             bases, parent = self.bases, 0
         else:
@@ -244,21 +273,105 @@ class Population:
             dim=self.dim, groups=groups, bases=bases,
             parents=np.append(self.parents, parent),
             offsets=np.append(self.offsets, 0), signs=np.append(self.signs, np.int8(0)),
-            sigma=self.sigma, table=self.table,
+            sigma=self.sigma, table=self.table, center_row=n,
         )
 
-    def without_bases(self) -> Population:
-        """A copy whose bases are left out (an executor ships them once per worker instead)."""
-        pop = self.take(slice(None))
-        pop.bases = None
-        return pop
+    def separate_center(self, values: np.ndarray) -> tuple[np.ndarray, float | None]:
+        """``values`` (one per row) split into the other rows' (what the strategy is told, in row
+        order) and the center row's value (None when this population has no center row)."""
+        values = np.asarray(values)
+        c = self.center_row
+        if c is None:
+            return values, None
+        rest = values[:c] if c == len(values) - 1 else np.delete(values, c)
+        return rest, float(values[c])
 
-    def __getstate__(self):
-        state = {name: getattr(self, name) for name in self.__slots__}
+    # -- the wire format ------------------------------------------------------------------
+    def split(
+        self,
+        chunks: int | Iterable[Sequence[int] | np.ndarray] = 1,
+        *,
+        seeds: np.ndarray | None = None,
+        state: dict[str, Any] | None = None,
+        number: int = 0,
+    ) -> tuple[Shared, list[Rows]]:
+        """What every worker shares, and the rows cut into ``chunks``, with each row's seed.
+
+        ``chunks`` is a count (near-equal runs of consecutive rows, cut between seed groups where
+        possible) or the row indices of each part: any rows, in any grouping (a single row, or a
+        mirrored pair's halves in different parts). ``state`` (the problem's, plain data) and
+        ``number`` (which generation) go into the shared part.
+        """
+        n = len(self)
+        seeds = None if seeds is None else np.asarray(seeds, dtype=np.int64)
+        if seeds is not None and seeds.shape != (n,):
+            raise ValueError(f"split() needs one seed per row: {n} rows, seeds of shape {seeds.shape}")
+        parts: list[slice | np.ndarray]
+        if isinstance(chunks, (int, np.integer)):  # runs of consecutive rows: views, no copies
+            parts = [slice(a, b) for a, b in chunk_bounds(self.groups, int(chunks)) if a < b]
+        else:
+            parts = [np.unique(np.asarray(part, dtype=np.int64)) for part in chunks]
+            for part in parts:
+                if len(part) and (part[0] < 0 or part[-1] >= n):
+                    raise IndexError(f"split(): a row index falls outside 0..{n - 1}")
         if self.table is not None:
-            state["_dense"] = None  # a compact population travels compact
-        return state
+            shared = Shared(self.dim, number, np.ascontiguousarray(self.bases, dtype=np.float64), self.sigma,
+                            (self.table.size, self.table.seed), self.center_row, state)
+            compact: tuple[Any, ...] = (self.offsets, self.signs, self.parents)
+            dense = None
+        else:
+            shared = Shared(self.dim, number, sigma=self.sigma, center_row=self.center_row, state=state)
+            compact, dense = (None, None, None), self.params
+        everything = np.arange(n, dtype=np.int64)
+        rows = []
+        for part in parts:  # views of the population's own arrays (dtypes as Rows keeps them)
+            rows.append(Rows._of(everything[part], self.groups[part], None if seeds is None else seeds[part],
+                                 *(None if v is None else v[part] for v in compact),
+                                 None if dense is None else dense[part]))
+        return shared, rows
 
-    def __setstate__(self, state):
-        for name, value in state.items():
-            setattr(self, name, value)
+    @classmethod
+    def join(cls, shared: Shared, rows: Rows | Iterable[Rows]) -> Population:
+        """The population of ``rows`` (one set, or several), in row order, exactly as split.
+
+        Joining every part of a ``split`` gives the population back bit for bit; joining some gives
+        the population of just those rows (what a worker evaluates).
+        """
+        parts = [rows] if isinstance(rows, Rows) else list(rows)
+        if not parts:  # no rows at all: an empty population of the same kind
+            empty = np.zeros(0, dtype=np.int64)
+            parts = [Rows(empty, empty, offsets=empty, signs=empty, parents=empty) if shared.table is not None
+                     else Rows(empty, empty, dense=np.zeros((0, shared.dim)))]
+        if len(parts) == 1:
+            part = parts[0]
+            index, take = part.index, (lambda name: getattr(part, name))
+        else:
+            index = np.concatenate([p.index for p in parts])
+            order = np.argsort(index, kind="stable")
+            index = index[order]
+            if len(index) > 1 and np.any(np.diff(index) == 0):
+                raise ValueError("join(): a row appears in more than one part")
+
+            def take(name):
+                values = [getattr(p, name) for p in parts]
+                return None if values[0] is None else np.concatenate(values)[order]
+
+        center = None
+        if shared.center_row is not None:
+            at = int(np.searchsorted(index, shared.center_row))
+            center = at if at < len(index) and index[at] == shared.center_row else None
+        if shared.table is None:
+            return cls(dim=shared.dim, groups=take("groups"), dense=take("dense"), sigma=shared.sigma,
+                       center_row=center)
+        return cls(
+            dim=shared.dim, groups=take("groups"), bases=shared.bases, parents=take("parents"),
+            offsets=take("offsets"), signs=take("signs"), sigma=shared.sigma,
+            table=NoiseTable.get(*shared.table), center_row=center,
+        )
+
+    def __reduce__(self):
+        """Pickled in its own wire format: a compact population travels compact (the shared part
+        and 33 bytes a row, never the dense rows it may have built); strategies pickled between
+        ask and tell carry their pending population this way."""
+        shared, rows = self.split(1)
+        return (Population.join, (shared, rows))

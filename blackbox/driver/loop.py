@@ -156,23 +156,23 @@ class Run:
         self.settled = False
         strategy = self.strategy
         population = strategy.ask()
-        n = len(population)
         batch = population.with_center(strategy.center) if self.evaluate_center else population
         seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
         state = self.problem.state_dict()
         result = self.executor.evaluate(batch, seeds, state or None)
         self.problem.observe(result)
-        fitness = result.fitness[:n]
+        fitness, center = batch.separate_center(result.fitness)
         strategy.tell(fitness)
         self.evaluations += len(batch)
         self.steps += int(np.sum(result.steps))
         self._track_best(batch, result)
         self.elapsed += time.perf_counter() - started
-        record = _make_record(self, fitness, result, n, time.perf_counter() - started)
+        record = _make_record(self, fitness, center, time.perf_counter() - started)
         self.records.append(record)
         return record
 
     def _track_best(self, batch, result: EvalResult) -> None:
+        """Keep the best row seen so far (the center row included); NaN never wins."""
         fitness = np.where(np.isnan(result.fitness), -np.inf, result.fitness)
         i = int(np.argmax(fitness))
         if fitness[i] > self.best_fitness or self.best_params is None:
@@ -180,16 +180,17 @@ class Run:
             self.best_params = batch.row(i)
 
 
-def _make_record(run: Run, fitness: np.ndarray, result: EvalResult, n: int, gen_time: float) -> Record:
+def _make_record(run: Run, fitness: np.ndarray, center: float | None, gen_time: float) -> Record:
+    """The generation's record from the strategy's rows' ``fitness`` and the center row's value."""
+    n = len(fitness)
     finite = fitness[~np.isnan(fitness)]
     ordered = np.sort(finite) if len(finite) else np.array([np.nan])  # one sort for best, median, worst
     half = len(ordered) // 2
     with np.errstate(invalid="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
         mean = float(np.mean(ordered))
         median = float(ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2)
-    center = center_rank = None
-    if run.evaluate_center:
-        center = float(result.fitness[n])
+    center_rank = None
+    if center is not None:
         center_rank = 1 + int(np.sum(finite > center)) if not math.isnan(center) else n + 1
     return Record(
         generation=run.strategy.generation, evaluations=run.evaluations, steps=run.steps,

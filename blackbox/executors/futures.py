@@ -17,8 +17,9 @@ From a spec string (the command line), the adapter makes its own pool:
 ``futures:kind=thread,workers=4`` or ``futures:kind=process,workers=4``.
 
 A pool that is not ours gives no way to address one worker, so every task is self-contained: it
-carries the run's problem (a small recipe), the generation's broadcast (center, state) and its
-compact rows. Workers still build the problem and install the state once per run and generation
+carries the run's problem (a small recipe, as cloudpickle bytes made once per run: a stdlib pool
+could not ship a notebook's class otherwise), the generation's shared part (center, state) and
+its rows. Workers still build the problem and install the state once per run and generation
 (a thread-local cache, so each thread of a thread pool or a Dask worker has its own problem). For
 seed-only traffic use ``loky`` on one machine or the ``ray`` plugin across machines. Thread pools
 share memory: nothing is pickled except one copy of the problem per thread.
@@ -37,27 +38,13 @@ import pickle
 import uuid
 from typing import Any
 
-import numpy as np
-
 from .._validate import check_choice, check_int
-from ..core.executor import Executor
-from ..core.population import Population
-from ..core.problem import EvalResult, Problem
-from ..errors import ConfigError, WorkerError
-from .wire import (
-    Broadcast,
-    DispatchStats,
-    Task,
-    WorkerCache,
-    decode_outcome,
-    encode_outcome,
-    join_results,
-    limit_threads,
-    pickle_problem,
-    run_task,
-    split_generation,
-    thread_env,
-)
+from ..core.problem import Problem
+from ..core.rows import Rows, Shared
+from ..errors import ConfigError, StateError, WorkerError
+from .pool import PoolExecutor, WorkerLost
+from .wire import pickle_problem
+from .worker import Outcome, WorkerCache, evaluate_task, limit_threads, thread_env
 
 __all__ = ["FuturesExecutor"]
 
@@ -72,23 +59,20 @@ def _init_process(threads: int | None) -> None:
     limit_threads(threads)
 
 
-def _process_main(payload: bytes) -> bytes:
-    """A task in another process (or machine): everything it needs is in ``payload``."""
-    token, problem_bytes, broadcast, packed, threads, batch_size = pickle.loads(payload)
-    task = Task.unpack(packed)
-    outcome = run_task(
-        _cache, token, task, lambda: pickle.loads(problem_bytes), lambda: broadcast, threads, batch_size,
-        key=(task.number, broadcast.dense_start),
-    )
-    return encode_outcome(outcome)
+def _process_main(token: str, problem_bytes: bytes, shared: Shared, rows: Rows, threads: int | None,
+                  batch_size: int | None) -> Outcome:
+    """A task in another process (or machine): everything it needs comes with it."""
+    return evaluate_task(_cache, token, rows, lambda: pickle.loads(problem_bytes), lambda: shared,
+                         key=shared.number, threads=threads, batch_size=batch_size, dumps=pickle.dumps)
 
 
-def _thread_main(token: str, problem_bytes: bytes, broadcast: Broadcast, task: Task, batch_size: int | None):
+def _thread_main(token: str, problem_bytes: bytes, shared: Shared, rows: Rows, batch_size: int | None) -> Outcome:
     """A task in a thread of this process: objects are shared, each thread has its own problem."""
-    return run_task(_cache, token, task, lambda: pickle.loads(problem_bytes), lambda: broadcast, None, batch_size)
+    return evaluate_task(_cache, token, rows, lambda: pickle.loads(problem_bytes), lambda: shared,
+                         key=shared.number, batch_size=batch_size, dumps=None)
 
 
-class FuturesExecutor(Executor):
+class FuturesExecutor(PoolExecutor):
     """Any ``concurrent.futures.Executor`` (yours, or a thread/process pool made from a spec).
 
     ``pool``: an executor you own (it is not shut down by ``close()``); or None to make one of
@@ -100,6 +84,7 @@ class FuturesExecutor(Executor):
     """
 
     name = "futures"
+    died = "a pool process died"
 
     def __init__(
         self,
@@ -127,12 +112,10 @@ class FuturesExecutor(Executor):
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
-        self.stats = DispatchStats()
         self._user_pool = pool
         self._pool: cf.Executor | None = pool
         self._token = ""
         self._problem_bytes = b""
-        self._number = 0
 
     def __repr__(self) -> str:
         what = type(self._user_pool).__name__ if self._user_pool is not None else f"kind={self.kind!r}"
@@ -164,7 +147,6 @@ class FuturesExecutor(Executor):
         self._token = uuid.uuid4().hex
         self._problem_bytes = problem_bytes
         self.stats.problem_bytes += len(self._problem_bytes)
-        self._number = 0
 
     def close(self) -> None:
         if self._user_pool is None and self._pool is not None:
@@ -172,89 +154,43 @@ class FuturesExecutor(Executor):
             self._pool = None
         super().close()
 
-    def evaluate(
-        self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
-    ) -> EvalResult:
-        self._require_started()
-        self._number += 1
-        n_chunks = min(len(population), self._workers * self.chunks_per_worker)
-        broadcast, tasks = split_generation(self._number, population, seeds, state, n_chunks)
-        self.stats.generations += 1
-        self.stats.broadcast_bytes += broadcast.nbytes
-        results: dict[int, EvalResult] = {}
-        todo = tasks
-        while todo:
-            broken = self._run(todo, broadcast, results)
-            todo = [t for t in todo if t.start not in results]
-            if todo:
-                self._recover(todo, broken)
-        return join_results(results)
+    # -- the transport (see PoolExecutor) --------------------------------------------------------
+    def _chunks(self, rows: int) -> int:
+        return min(rows, self._workers * self.chunks_per_worker)
 
-    def _submit(self, task: Task, broadcast: Broadcast) -> cf.Future:
-        self.stats.tasks += 1
-        if self.in_process:
-            return self._pool.submit(_thread_main, self._token, self._problem_bytes, broadcast, task,
-                                     self.batch_size)
-        payload = pickle.dumps(
-            (self._token, self._problem_bytes, broadcast.for_task(task), task.pack(), self.threads,
-             self.batch_size), protocol=5,
-        )
-        self.stats.task_bytes += len(payload)
-        return self._pool.submit(_process_main, payload)
-
-    def _run(self, tasks: list[Task], broadcast: Broadcast, results: dict[int, EvalResult]):
-        """Submit and collect; returns the pool's failure if it broke (None otherwise)."""
-        submitted: dict[cf.Future, Task] = {}
-        broken = None
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+        pool = self._pool
+        if pool is None:
+            raise StateError("FuturesExecutor has no pool before start(problem)")
         try:
-            for task in tasks:
-                submitted[self._submit(task, broadcast)] = task
+            if self.in_process:
+                return pool.submit(_thread_main, self._token, self._problem_bytes, shared, rows, self.batch_size), pool
+            self.stats.task_bytes += len(self._problem_bytes) + shared.nbytes + rows.nbytes
+            return pool.submit(_process_main, self._token, self._problem_bytes, shared, rows, self.threads,
+                               self.batch_size), pool
         except (cf.BrokenExecutor, RuntimeError) as exc:
-            broken = exc
-        waiting = set(submitted)
-        try:
-            while waiting:
-                done, waiting = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    task = submitted[future]
-                    error = future.exception()
-                    if isinstance(error, cf.BrokenExecutor):
-                        broken = error
-                        continue
-                    if error is not None:
-                        raise WorkerError(
-                            f"the pool could not run rows {task.start}..{task.stop - 1}: "
-                            f"{type(error).__name__}: {error}"
-                        ) from error
-                    data = future.result()
-                    if isinstance(data, bytes):
-                        self.stats.result_bytes += len(data)
-                    result, meta = decode_outcome(data, task, "futures")
-                    meta["broadcast_bytes"] = 0  # it travelled inside the task, already counted
-                    self.stats.record(meta)
-                    results[task.start] = result
-        except BaseException:
-            for future in waiting:
-                future.cancel()
-            raise
-        return broken
+            raise WorkerLost(pool, exc) from exc
 
-    def _recover(self, todo: list[Task], broken: BaseException | None) -> None:
-        """Replace a broken pool made here and count an attempt for the rows lost with it."""
+    def _is_lost(self, error: BaseException) -> bool:
+        return isinstance(error, cf.BrokenExecutor)
+
+    def _received(self, outcome: Outcome) -> None:
+        outcome.meta["shared_bytes"] = 0  # it travelled inside the task, already counted
+        if not self.in_process:
+            self.stats.result_bytes += outcome.nbytes
+
+    def _could_not_run(self, rows: Rows, error: BaseException) -> WorkerError:
+        return WorkerError(f"the pool could not run rows {rows.spans()}: {type(error).__name__}: {error}")
+
+    def _replace(self, domain: Any, cause: BaseException, outstanding: list[Rows]) -> None:
+        """Replace a broken pool made here; a pool you passed in is yours: the run stops."""
         if self._user_pool is not None:
+            index = [int(i) for rows in outstanding for i in rows.index]
             raise WorkerError(
                 f"the executor you passed ({type(self._user_pool).__name__}) broke while evaluating rows "
-                f"{todo[0].start}..{todo[-1].stop - 1}: {broken}. Pass a new one, or use a pool that "
+                f"{min(index)}..{max(index)}: {cause}. Pass a new one, or use a pool that "
                 f"replaces lost workers (loky, Dask, the ray plugin)"
-            ) from broken
-        self.stats.worker_failures += 1
-        for task in todo:
-            task.attempt += 1
-            if task.attempt > self.max_retries:
-                raise WorkerError(
-                    f"rows {task.start}..{task.stop - 1} were in flight when a pool process died "
-                    f"{task.attempt} times (max_retries={self.max_retries}); last failure: {broken}"
-                ) from broken
-        self.stats.resubmitted += len(todo)
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._pool = self._make_pool()
+            ) from cause
+        if self._pool is domain:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = self._make_pool()

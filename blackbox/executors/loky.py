@@ -5,20 +5,20 @@ What crosses the process boundary, and how often:
 - the problem: once per worker per run. It is written once to a private folder in shared memory
   (``/dev/shm``) and each worker reads it on its first task of the run, keeping it (and whatever it
   builds lazily: environments, networks) until the run ends;
-- the generation's broadcast (distinct base vectors, sigma, noise table ``(size, seed)``, problem
-  state; a dense population's rows): written once per generation to the same folder and mapped by
-  each worker on its first task of the generation; arrays are read in place, never copied over;
-- each task: a chunk of compact rows (offsets, signs, parents, seeds: 32 bytes a row); each result:
-  fitness, steps and per-row info.
+- the generation's shared part (base vectors, sigma, noise table ``(size, seed)``, the problem's
+  state as plain data): written once per generation to the same folder and mapped by each worker
+  on its first task of the generation; arrays are read in place, never copied over;
+- each task: a set of rows (offsets, signs, parents, seed groups, seeds: 33 bytes a row; a dense
+  population's row values); each result: fitness, steps and per-row info.
 
 The noise table is a memory-mapped cache file (``blackbox/noise.py``), so all workers share its
 pages. Rows are split into a few chunks per worker, cut between mirrored pairs, and workers pull
 chunks as they finish (load balance). Workers run with torch, OpenMP and BLAS capped at ``threads``
 threads (default 1) so that ``workers`` processes do not oversubscribe the cores.
 
-Faults: a worker that dies (SIGKILL, segfault, out of memory) is replaced and every chunk that was
-in flight is evaluated again, up to ``max_retries`` times; results are identical to an undisturbed
-run. An exception in an evaluation is an :class:`EvaluationError` naming the row and seed, chained
+Faults (the loop in :mod:`blackbox.executors.pool`): a worker that dies (SIGKILL, segfault, out of
+memory) is replaced and every chunk that was in flight is evaluated again, up to ``max_retries``
+times; results are identical to an undisturbed run. An exception in an evaluation is an :class:`EvaluationError` naming the row and seed, chained
 to the original exception. With ``timeout``, a chunk that runs longer is killed, its rows are
 retried one per task to find the hung ones, and those rows either raise (``on_timeout="error"``)
 or score ``-inf`` (``"worst"``). Ctrl-C kills the workers at once and leaves no process behind.
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import pickle
 import signal
 import time
 import uuid
@@ -38,25 +37,14 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_choice, check_float, check_int
-from ..core.executor import Executor
 from ..core.population import Population
 from ..core.problem import EvalResult, Problem
-from ..errors import WorkerError
+from ..core.rows import Rows, Shared
+from ..errors import StateError, WorkerError
+from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory, load_file
-from .wire import (
-    DispatchStats,
-    Task,
-    WorkerCache,
-    decode_outcome,
-    encode_outcome,
-    evaluation_timeout_error,
-    join_results,
-    pickle_problem,
-    run_task,
-    split_generation,
-    task_row_bytes,
-    thread_env,
-)
+from .wire import unshippable
+from .worker import Outcome, WorkerCache, evaluate_task, thread_env
 
 __all__ = ["LokyExecutor"]
 
@@ -72,31 +60,37 @@ def _problem_file(run_dir: str) -> Path:
     return Path(run_dir) / "problem"
 
 
-def _broadcast_file(run_dir: str, number: int) -> Path:
-    return Path(run_dir) / f"generation-{number}"
+def _shared_name(number: int) -> str:
+    return f"generation-{number}"
+
+
+def _shared_file(run_dir: str, number: int) -> Path:
+    return Path(run_dir) / _shared_name(number)
 
 
 def _marker_file(run_dir: str, task_id: int) -> Path:
     return Path(run_dir) / f"running-{task_id}"
 
 
-def _worker_main(payload: bytes) -> bytes:
-    """Runs in a loky worker: evaluate one task, return the pickled outcome."""
-    run_dir, token, task_id, packed, threads, batch_size, mark = pickle.loads(payload)
-    task = Task.unpack(packed)
+def _worker_main(
+    run_dir: str, token: str, task_id: int, number: int, rows: Rows, threads: int | None,
+    batch_size: int | None, mark: bool,
+) -> Outcome:
+    """Runs in a loky worker: evaluate one set of rows of generation ``number``."""
     marker = _marker_file(run_dir, task_id)
 
     def start_marker() -> None:
         if mark:
             marker.write_text(f"{os.getpid()} {time.time()!r}")
 
-    outcome = run_task(
-        _cache, token, task, lambda: pickle.loads(load_file(_problem_file(run_dir))),
-        lambda: load_file(_broadcast_file(run_dir, task.number)), threads, batch_size, start_marker,
+    outcome = evaluate_task(
+        _cache, token, rows, lambda: load_file(_problem_file(run_dir)),
+        lambda: load_file(_shared_file(run_dir, number)), key=number, threads=threads,
+        batch_size=batch_size, before=start_marker,
     )
     if mark:
         marker.unlink(missing_ok=True)
-    return encode_outcome(outcome)
+    return outcome
 
 
 def _loky():
@@ -108,8 +102,8 @@ def _loky():
     return get_reusable_executor, BrokenProcessPool, ShutdownExecutorError
 
 
-class LokyExecutor(Executor):
-    """Worker processes on this machine (loky); seed-only tasks, shared-memory broadcasts, retries.
+class LokyExecutor(PoolExecutor):
+    """Worker processes on this machine (loky); compact row tasks, shared-memory broadcasts, retries.
 
     ``workers``: processes (default: every core loky sees, cgroup and affinity limits included).
     ``threads``: torch/BLAS/OpenMP threads per worker (default 1; None leaves them alone).
@@ -154,12 +148,11 @@ class LokyExecutor(Executor):
         self.idle_timeout = check_float("idle_timeout", idle_timeout, positive=True)
         self.reuse = bool(reuse)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
-        self.stats = DispatchStats()
         self._dir: RunDirectory | None = None
         self._token = ""
-        self._number = 0
         self._task_ids = 0
-        self._busy = None  # seconds each worker was busy in the last generation
+        self._markers: dict[cf.Future, int] = {}  # task id of each running task (its marker file)
+        self._busy: float | None = None  # seconds each worker was busy in the last generation
 
     def __repr__(self) -> str:
         return f"LokyExecutor(workers={self._workers}, threads={self.threads})"
@@ -183,21 +176,26 @@ class LokyExecutor(Executor):
 
     def _kill_pool(self) -> None:
         """Stop every worker now (Ctrl-C, or a worker that has to go)."""
-        get_reusable_executor, _, _ = _loky()
-        pool = get_reusable_executor(max_workers=self._workers, timeout=self.idle_timeout, env=self._env())
-        pool.shutdown(wait=True, kill_workers=True)
+        self._pool().shutdown(wait=True, kill_workers=True)
 
     # -- the protocol ------------------------------------------------------------------------
     def start(self, problem: Problem) -> None:
-        problem_bytes = pickle_problem(problem)
+        run_dir = RunDirectory()
+        try:  # the problem object itself, pickled once into shared memory
+            size = run_dir.write("problem", problem, out_of_band=False, keep=True)
+        except WorkerError:
+            run_dir.cleanup()
+            raise
+        except Exception as exc:  # noqa: BLE001 - any pickling failure gets the same advice
+            run_dir.cleanup()
+            raise unshippable(problem, exc) from exc
         super().start(problem)
         if self._dir is not None:
             self._dir.cleanup()
-        self._dir = RunDirectory()
+        self._dir = run_dir
         self._token = uuid.uuid4().hex
-        self._number = 0
         self._busy = None
-        self.stats.problem_bytes += self._dir.write("problem", problem_bytes, out_of_band=False, keep=True)
+        self.stats.problem_bytes += size
 
     def close(self) -> None:
         if self._dir is not None:
@@ -208,144 +206,72 @@ class LokyExecutor(Executor):
         super().close()
 
     def _chunks(self, rows: int) -> int:
-        per = self.chunks_per_worker
-        if per == "auto":
+        if self.chunks_per_worker == "auto":
             per = 1 if self._busy is not None and self._busy < AUTO_BUSY_SECONDS else AUTO_CHUNKS
+        else:
+            per = int(self.chunks_per_worker)
         return min(rows, self._workers * per)
 
     def evaluate(
         self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
     ) -> EvalResult:
-        self._require_started()
-        self._number += 1
-        number = self._number
-        broadcast, tasks = split_generation(number, population, seeds, state, self._chunks(len(population)))
-        name = f"generation-{number}"
-        size = self._dir.write(name, broadcast)
-        self.stats.generations += 1
-        self.stats.broadcast_bytes += size
         seconds_before = self.stats.worker_seconds
-        try:
-            results, worst = self._run(tasks, broadcast)
-        except BaseException as exc:
-            if not isinstance(exc, Exception):  # Ctrl-C, SystemExit: no worker may outlive us
-                self._kill_pool()
-            raise
-        finally:
-            self._dir.remove(name)
+        result = super().evaluate(population, seeds, state)
         self._busy = (self.stats.worker_seconds - seconds_before) / self._workers
-        return join_results(results, worst)
+        return result
 
-    # -- running tasks, with retries and timeouts --------------------------------------------
-    def _submit(self, pool, task: Task, broadcast) -> tuple[cf.Future, int]:
+    # -- the transport (see PoolExecutor) --------------------------------------------------------
+    @property
+    def _folder(self) -> RunDirectory:
+        if self._dir is None:
+            raise StateError("LokyExecutor has no shared folder before start(problem)")
+        return self._dir
+
+    def _publish(self, shared: Shared) -> None:
+        self.stats.broadcast_bytes += self._folder.write(_shared_name(shared.number), shared)
+
+    def _retract(self, shared: Shared) -> None:
+        self._folder.remove(_shared_name(shared.number))
+        self._markers.clear()
+
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+        _, BrokenProcessPool, ShutdownExecutorError = _loky()
+        pool = self._pool()
         self._task_ids += 1
-        payload = pickle.dumps(
-            (str(self._dir.path), self._token, self._task_ids, task.pack(), self.threads, self.batch_size,
-             self.timeout is not None),
-            protocol=5,
-        )
-        self.stats.tasks += 1
-        self.stats.task_bytes += len(payload) + task_row_bytes(broadcast, task)
-        return pool.submit(_worker_main, payload), self._task_ids
-
-    def _run(self, tasks: list[Task], broadcast) -> tuple[dict[int, EvalResult], list[Task]]:
-        """Results keyed by first row, and the tasks whose rows hung and score worst."""
-        _, BrokenProcessPool, ShutdownExecutorError = _loky()
-        results: dict[int, EvalResult] = {}
-        worst: list[Task] = []
-        todo = list(tasks)
-        while todo:
-            pool = self._pool()
-            submitted: dict[cf.Future, tuple[Task, int]] = {}
-            broken: BaseException | None = None
-            try:
-                for task in todo:
-                    future, task_id = self._submit(pool, task, broadcast)
-                    submitted[future] = (task, task_id)
-            except (BrokenProcessPool, ShutdownExecutorError, RuntimeError) as exc:
-                broken = exc
-            hung, broken = self._collect(submitted, results, broken)
-            todo = [t for t in todo if t.start not in results]
-            if not todo:
-                break
-            if hung:
-                todo = self._after_timeout(todo, hung, worst)
-                continue
-            self.stats.worker_failures += 1
-            for task in todo:
-                task.attempt += 1
-                if task.attempt > self.max_retries:
-                    raise WorkerError(
-                        f"rows {task.start}..{task.stop - 1} were in flight when a worker died "
-                        f"{task.attempt} times (max_retries={self.max_retries}); last failure: {broken}"
-                    ) from broken
-            self.stats.resubmitted += len(todo)
-        return results, worst
-
-    def _collect(self, submitted, results, broken):
-        """Wait for every submitted task; returns (tasks that timed out, the pool's failure)."""
-        _, BrokenProcessPool, ShutdownExecutorError = _loky()
-        waiting = set(submitted)
-        hung: list[Task] = []
-        poll = None if self.timeout is None else max(0.01, min(0.5, self.timeout / 10))
+        self.stats.task_bytes += rows.nbytes
         try:
-            while waiting:
-                done, waiting = cf.wait(waiting, timeout=poll, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    task, _ = submitted[future]
-                    error = future.exception()
-                    if error is None:
-                        data = future.result()
-                        self.stats.result_bytes += len(data)
-                        result, meta = decode_outcome(data, task, "loky")
-                        self.stats.record(meta)
-                        results[task.start] = result
-                    elif isinstance(error, (BrokenProcessPool, ShutdownExecutorError)):
-                        broken = error
-                    else:
-                        raise WorkerError(f"loky could not run rows {task.start}..{task.stop - 1}: "
-                                          f"{type(error).__name__}: {error}") from error
-                if self.timeout is not None and waiting:
-                    hung.extend(self._kill_hung(submitted, waiting))
-        except BaseException:
-            for future in waiting:
-                future.cancel()
-            raise
-        return hung, broken
+            future = pool.submit(_worker_main, str(self._folder.path), self._token, self._task_ids, shared.number,
+                                 rows, self.threads, self.batch_size, self.timeout is not None)
+        except (BrokenProcessPool, ShutdownExecutorError, RuntimeError) as exc:
+            raise WorkerLost(pool, exc) from exc
+        self._markers[future] = self._task_ids
+        return future, pool
 
-    def _kill_hung(self, submitted, waiting) -> list[Task]:
+    def _is_lost(self, error: BaseException) -> bool:
+        _, BrokenProcessPool, ShutdownExecutorError = _loky()
+        return isinstance(error, (BrokenProcessPool, ShutdownExecutorError))
+
+    def _released(self, future: cf.Future) -> None:
+        self._markers.pop(future, None)
+
+    def _interrupted(self) -> None:
+        self._kill_pool()  # no worker may outlive Ctrl-C
+
+    def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
         """Kill the worker of every task running longer than the timeout; return those tasks."""
-        now = time.time()
+        now, limit = time.time(), float(self.timeout or 0.0)
         hung = []
-        for future in list(waiting):
-            task, task_id = submitted[future]
-            marker = _marker_file(str(self._dir.path), task_id)
+        for future in running:
+            marker = _marker_file(str(self._folder.path), self._markers[future])
             try:
                 pid_text, started = marker.read_text().split()
             except (OSError, ValueError):
                 continue  # not started yet, or just finished
-            if now - float(started) > self.timeout and not future.done():
-                hung.append(task)
-                self.stats.timeouts += 1
+            if now - float(started) > limit and not future.done():
+                hung.append(future)
                 marker.unlink(missing_ok=True)
                 try:
                     os.kill(int(pid_text), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
         return hung
-
-    def _after_timeout(self, todo: list[Task], hung: list[Task], worst: list[Task]) -> list[Task]:
-        """Rows of a hung chunk are retried one per task; a hung single row is settled for good."""
-        hung_starts = {t.start for t in hung}
-        again: list[Task] = []
-        for task in todo:
-            if task.start not in hung_starts:
-                again.append(task)
-            elif len(task) > 1:
-                again.extend(task.split())
-            elif self.on_timeout == "error":
-                raise evaluation_timeout_error(task, self.timeout)
-            else:
-                worst.append(task)
-        self.stats.resubmitted += len(again)
-        return again

@@ -29,4 +29,4 @@ class SerialExecutor(Executor):
         problem = self._require_started()
         if state:
             problem.load_state_dict(state)
-        return evaluate_rows(problem, population, np.asarray(seeds, dtype=np.int64), 0, self.batch_size)
+        return evaluate_rows(problem, population, np.asarray(seeds, dtype=np.int64), batch_size=self.batch_size)

@@ -19,7 +19,6 @@ import pytest
 import blackbox as bb
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
-from blackbox.executors.wire import chunk_bounds
 from tests.helpers import subprocess_env
 from tests.helpers.executor_problems import (
     DataError,
@@ -136,9 +135,13 @@ def test_futures_refuses_pool_and_kind_together():
 
 # -- what crosses the process boundary ----------------------------------------------------------
 def test_chunks_keep_mirrored_pairs_together():
-    groups = np.repeat(np.arange(32), 2)
-    groups = np.append(groups, 32)  # the center row
-    bounds = chunk_bounds(groups, 6)
+    es = bb.make_strategy("openai-es", dim=4, popsize=64, seed=0)
+    population = es.ask().with_center(es.center)
+    groups = population.groups
+    assert np.array_equal(groups, np.append(np.repeat(np.arange(32), 2), 32))  # pairs, and the center row
+    _, parts = population.split(6)
+    bounds = [(int(rows.index[0]), int(rows.index[-1]) + 1) for rows in parts]
+    assert all(np.array_equal(rows.index, np.arange(a, b)) for rows, (a, b) in zip(parts, bounds))
     assert bounds[0][0] == 0 and bounds[-1][1] == 65 and len(bounds) == 6
     assert all(a < b for a, b in bounds) and all(bounds[i][1] == bounds[i + 1][0] for i in range(5))
     assert all(groups[a] != groups[a - 1] for a, _ in bounds[1:])
@@ -158,7 +161,7 @@ def test_loky_ships_problem_once_per_worker_and_compact_rows():
     rows = popsize + 1
     per_generation_tasks = stats.task_bytes / 5
     assert per_generation_tasks < 64 * rows  # offsets, signs, parents, seeds: 32 bytes a row
-    # The center goes once (the appended center row is the same vector: deduplicated).
+    # The center goes once (the center row points at base 0, the same vector).
     assert stats.broadcast_bytes / 5 < dim * 8 + 4096
     assert stats.broadcast_read_bytes <= workers * 5 * (dim * 8 + 64)
 

@@ -1,18 +1,22 @@
 """Evaluate on a Ray cluster: one actor per CPU, each holding the run's problem.
 
-- The problem goes once into Ray's object store and once to each actor (its constructor); the
-  actor keeps it, and whatever it builds lazily, for the whole run.
-- Each generation's broadcast (distinct base vectors, sigma, noise table ``(size, seed)``, problem
-  state) is put in the object store once; Ray copies it once to each node and every actor on the
-  node reads it from shared memory without a copy.
-- Each task is a chunk of compact rows (offsets, signs, parents, seeds: 32 bytes a row). Actors
-  pull chunks from a queue as they finish (two in flight each, so none waits for the driver).
+- The problem goes once into Ray's object store (as cloudpickle bytes, unpickled by each actor on
+  its first task, so a problem the actors cannot import is a WorkerError that says how to fix it)
+  and once to each actor (its constructor); the actor keeps it, and whatever it builds lazily, for
+  the whole run.
+- Each generation's shared part (base vectors, sigma, noise table ``(size, seed)``, the problem's
+  state as plain data) is put in the object store once; Ray copies it once to each node and every
+  actor on the node reads it from shared memory without a copy.
+- Each task is a set of rows (offsets, signs, parents, seed groups, seeds: 33 bytes a row). Actors
+  pull tasks from a queue as they finish (two in flight each, so none waits for the driver); the
+  loop (:mod:`blackbox.executors.pool`) learns of each completion by a callback, without scanning
+  what is in flight.
 - The noise table is built once per node: it is a memory-mapped cache file made from its seed on
   first use (``blackbox/noise.py``), shared by every actor there. Regenerating it from the seed on
   each node costs about a second once and no network traffic, where the object store would ship
   256 MB to every node; the file also outlives the run, so later runs map it at once.
 
-An actor that dies (its process killed, its node lost) is replaced and its chunks run again, up to
+An actor that dies (its process killed, its node lost) is replaced and its tasks run again, up to
 ``max_retries`` times; results are identical to an undisturbed run. An exception inside an
 evaluation is an EvaluationError naming the row and seed, chained to the original exception.
 """
@@ -20,32 +24,20 @@ evaluation is an EvaluationError naming the row and seed, chained to the origina
 from __future__ import annotations
 
 import collections
+import concurrent.futures as cf
 import os
 import pickle
 import sys
 import uuid
 from typing import Any
 
-import numpy as np
-
 from blackbox._validate import check_int
-from blackbox.core.executor import Executor
-from blackbox.core.population import Population
-from blackbox.core.problem import EvalResult, Problem
+from blackbox.core.problem import Problem
+from blackbox.core.rows import Rows, Shared
 from blackbox.errors import ConfigError, WorkerError
-from blackbox.executors.wire import (
-    DispatchStats,
-    Task,
-    WorkerCache,
-    decode_outcome,
-    encode_outcome,
-    join_results,
-    limit_threads,
-    pickle_problem,
-    run_task,
-    split_generation,
-    thread_env,
-)
+from blackbox.executors.pool import PoolExecutor
+from blackbox.executors.wire import pickle_problem
+from blackbox.executors.worker import Outcome, WorkerCache, evaluate_task, limit_threads, thread_env
 
 __all__ = ["RayExecutor"]
 
@@ -54,7 +46,7 @@ IN_FLIGHT = 2
 
 
 class ProblemActor:
-    """A Ray actor holding the run's problem; evaluates chunks of compact rows."""
+    """A Ray actor holding the run's problem; evaluates sets of rows."""
 
     def __init__(self, token: str, problem_bytes: bytes, threads: int | None, batch_size: int | None):
         os.environ.update(thread_env(threads))
@@ -63,13 +55,11 @@ class ProblemActor:
         self.threads, self.batch_size = threads, batch_size
         self.cache = WorkerCache()
 
-    def evaluate(self, broadcast, packed: tuple) -> bytes:
-        task = Task.unpack(packed)
-        outcome = run_task(
-            self.cache, self.token, task, lambda: pickle.loads(self.problem_bytes), lambda: broadcast,
-            self.threads, self.batch_size,
+    def evaluate(self, shared: Shared, rows: Rows) -> Outcome:
+        return evaluate_task(
+            self.cache, self.token, rows, lambda: pickle.loads(self.problem_bytes), lambda: shared,
+            key=shared.number, threads=self.threads, batch_size=self.batch_size,
         )
-        return encode_outcome(outcome)
 
     def pid(self) -> int:
         return os.getpid()
@@ -95,8 +85,8 @@ def _bind_to_localhost() -> None:
         constants.ENABLE_RAY_CLUSTER = False
 
 
-class RayExecutor(Executor):
-    """A Ray cluster: one actor per CPU holding the problem; seed-only tasks; actors replaced.
+class RayExecutor(PoolExecutor):
+    """A Ray cluster: one actor per CPU holding the problem; compact row tasks; actors replaced.
 
     ``address``: a running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``); None
     starts a local Ray instance with ``num_cpus`` CPUs (default: all), listening on 127.0.0.1
@@ -107,6 +97,7 @@ class RayExecutor(Executor):
     """
 
     name = "ray"
+    died = "their actor died"
 
     def __init__(
         self,
@@ -134,13 +125,14 @@ class RayExecutor(Executor):
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
-        self.stats = DispatchStats()
         self._owns_ray = False
         self._actors: list[Any] = []
         self._actor_class = None
         self._problem_ref = None
+        self._shared_ref = None
         self._token = ""
-        self._number = 0
+        self._free: collections.deque[int] = collections.deque()  # one entry per free in-flight place
+        self._running: dict[cf.Future, tuple[int, Any]] = {}  # slot and object ref of each task
 
     def __repr__(self) -> str:
         where = self.address or f"local, num_cpus={self.num_cpus}"
@@ -182,7 +174,6 @@ class RayExecutor(Executor):
         self._problem_ref = ray.put(problem_bytes)
         count = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._actors = [self._new_actor() for _ in range(count)]
-        self._number = 0
 
     def _kill_actors(self, ray) -> None:
         for actor in self._actors:
@@ -204,82 +195,56 @@ class RayExecutor(Executor):
         ray = _import_ray()
         return ray.get([actor.pid.remote() for actor in self._actors])
 
-    # -- a generation ---------------------------------------------------------------------------
-    def evaluate(
-        self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
-    ) -> EvalResult:
-        self._require_started()
+    # -- the transport (see PoolExecutor) --------------------------------------------------------
+    def _chunks(self, rows: int) -> int:
+        return min(rows, len(self._actors) * self.chunks_per_actor)
+
+    def _publish(self, shared: Shared) -> None:
         ray = _import_ray()
-        self._number += 1
-        n_chunks = min(len(population), len(self._actors) * self.chunks_per_actor)
-        broadcast, tasks = split_generation(self._number, population, seeds, state, n_chunks)
-        broadcast_ref = ray.put(broadcast)
-        self.stats.generations += 1
-        self.stats.broadcast_bytes += broadcast.nbytes + (0 if broadcast.dense is None else broadcast.dense.nbytes)
-        try:
-            results = self._schedule(ray, broadcast_ref, broadcast, tasks)
-        finally:
-            del broadcast_ref
-        return join_results(results)
+        self._shared_ref = ray.put(shared)
+        self.stats.broadcast_bytes += shared.nbytes
+        # IN_FLIGHT places per actor, handed out actor by actor, so every actor gets work at once.
+        self._free = collections.deque(slot for _ in range(IN_FLIGHT) for slot in range(len(self._actors)))
+        self._running.clear()
 
-    def _schedule(self, ray, broadcast_ref, broadcast, tasks: list[Task]) -> dict[int, EvalResult]:
-        from ray.exceptions import RayActorError, RayTaskError
+    def _retract(self, shared: Shared) -> None:
+        self._shared_ref = None
 
-        queue = collections.deque(tasks)
-        in_flight: dict[Any, tuple[int, Any, Task]] = {}
-        results: dict[int, EvalResult] = {}
+    def _has_room(self) -> bool:
+        return bool(self._free)
 
-        def submit(slot: int) -> None:
-            task = queue.popleft()
-            packed = task.pack()
-            self.stats.tasks += 1
-            self.stats.task_bytes += len(pickle.dumps(packed, protocol=5)) + (
-                0 if broadcast.dense is None else len(task) * broadcast.dim * 8)
-            actor = self._actors[slot]
-            in_flight[actor.evaluate.remote(broadcast_ref, packed)] = (slot, actor, task)
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+        slot = self._free.popleft()
+        actor = self._actors[slot]
+        self.stats.task_bytes += rows.nbytes
+        ref = actor.evaluate.remote(self._shared_ref, rows)
+        future = ref.future()
+        self._running[future] = (slot, ref)
+        return future, actor
 
-        for _ in range(IN_FLIGHT):
-            for slot in range(len(self._actors)):
-                if queue:
-                    submit(slot)
-        try:
-            while in_flight:
-                ready, _ = ray.wait(list(in_flight), num_returns=1)
-                ref = ready[0]
-                slot, actor, task = in_flight.pop(ref)
-                try:
-                    data = ray.get(ref)
-                except RayActorError as exc:
-                    self._replace(ray, slot, actor, task, exc)
-                    queue.appendleft(task)
-                except RayTaskError as exc:
-                    raise WorkerError(f"Ray could not run rows {task.start}..{task.stop - 1}: {exc}") from exc
-                else:
-                    self.stats.result_bytes += len(data)
-                    result, meta = decode_outcome(data, task, "ray")
-                    self.stats.record(meta)
-                    results[task.start] = result
-                while queue and sum(1 for s, _, _ in in_flight.values() if s == slot) < IN_FLIGHT:
-                    submit(slot)
-        except BaseException:
-            for ref in in_flight:
-                try:
-                    ray.cancel(ref, force=False)
-                except Exception:  # noqa: BLE001 - best effort: the run is stopping anyway
-                    pass
-            raise
-        return results
+    def _released(self, future: cf.Future) -> None:
+        slot, _ = self._running.pop(future)
+        self._free.append(slot)
 
-    def _replace(self, ray, slot: int, actor, task: Task, error: BaseException) -> None:
-        """Start a new actor in ``slot`` (once per death) and count an attempt for ``task``."""
-        task.attempt += 1
-        self.stats.resubmitted += 1
-        if task.attempt > self.max_retries:
-            raise WorkerError(
-                f"rows {task.start}..{task.stop - 1} were in flight when their actor died "
-                f"{task.attempt} times (max_retries={self.max_retries}); last failure: {error}"
-            ) from error
-        if self._actors[slot] is actor:
-            self.stats.worker_failures += 1
-            ray.kill(actor)
-            self._actors[slot] = self._new_actor()
+    def _is_lost(self, error: BaseException) -> bool:
+        from ray.exceptions import RayActorError
+
+        return isinstance(error, RayActorError)
+
+    def _could_not_run(self, rows: Rows, error: BaseException) -> WorkerError:
+        return WorkerError(f"Ray could not run rows {rows.spans()}: {error}")
+
+    def _replace(self, domain: Any, cause: BaseException, outstanding: list[Rows]) -> None:
+        """Start a new actor in the dead one's place (its queued places go to the new one)."""
+        for slot, actor in enumerate(self._actors):
+            if actor is domain:
+                _import_ray().kill(actor)
+                self._actors[slot] = self._new_actor()
+
+    def _abandon(self, running: list[cf.Future]) -> None:
+        ray = _import_ray()
+        for future in running:
+            try:
+                ray.cancel(self._running[future][1], force=False)
+            except Exception:  # noqa: BLE001 - best effort: the run is stopping anyway
+                pass

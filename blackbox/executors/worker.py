@@ -1,0 +1,238 @@
+"""The worker's side of the parallel executors (loky, futures, Ray): evaluate a set of rows.
+
+A worker keeps the run's problem and the current generation's :class:`~blackbox.core.rows.Shared`
+in a thread-local cache (thread-local so that thread pools and Dask's threaded workers give each
+thread its own problem), rebuilds its rows with ``Population.join`` exactly as the driver would,
+and returns an :class:`Outcome`: the result, or the error with its traceback text, plus what it
+loaded and how long it took. The outcome is a plain object that the transport pickles once.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from ..core.executor import evaluate_rows
+from ..core.population import Population
+from ..core.problem import EvalResult, Problem
+from ..core.rows import Rows, Shared
+from ..errors import BlackboxError, WorkerError
+
+__all__ = [
+    "THREAD_VARIABLES", "thread_env", "limit_threads", "WorkerCache", "RemoteTraceback", "RemoteCause",
+    "Failure", "Outcome", "evaluate_task", "decode_outcome",
+]
+
+#: Environment variables that cap the threads of BLAS, OpenMP (torch), MKL, numexpr in workers.
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS",
+)
+
+
+# -- thread limits ------------------------------------------------------------------------------
+def thread_env(threads: int | None) -> dict[str, str]:
+    """Environment variables that cap native thread pools at ``threads`` (None: leave alone)."""
+    return {} if threads is None else {name: str(int(threads)) for name in THREAD_VARIABLES}
+
+
+_limits: list[Any] = []
+
+
+def limit_threads(threads: int | None) -> None:
+    """Cap torch's and the BLAS libraries' threads in this process (workers call this once)."""
+    if threads is None:
+        return
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(int(threads))
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    _limits.append(threadpool_limits(limits=int(threads)))
+
+
+# -- the cache ----------------------------------------------------------------------------------
+def _writable(state: dict[str, Any]) -> dict[str, Any]:
+    """The state with read-only arrays (views of a mapped file or of Ray's object store) copied,
+    so a problem may keep and change what it installs, as in the driver."""
+    return {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in state.items()}
+
+
+class WorkerCache(threading.local):
+    """A worker's problem (per run ``token``) and shared part (per generation), one set per thread."""
+
+    token: str | None = None
+    problem: Problem | None = None
+    key: Any = None
+    shared: Shared | None = None
+
+    def problem_for(self, token: str, load: Callable[[], Problem], threads: int | None) -> tuple[Problem, bool]:
+        """The run's problem, loaded on first use; also says whether it was loaded now."""
+        if self.token == token and self.problem is not None:
+            return self.problem, False
+        self.token = self.problem = self.key = self.shared = None
+        problem = load()
+        limit_threads(threads)
+        self.token, self.problem = token, problem
+        return problem, True
+
+    def shared_for(self, key: Any, load: Callable[[], Shared]) -> tuple[Shared, bool]:
+        """The shared part called ``key`` (a generation), read once; installs the problem's state."""
+        if self.key == key and self.shared is not None:
+            return self.shared, False
+        self.shared = None
+        shared = load()
+        if shared.state and self.problem is not None:
+            self.problem.load_state_dict(_writable(shared.state))
+        self.key, self.shared = key, shared
+        return shared, True
+
+
+# -- errors that cross the wire -------------------------------------------------------------------
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker, chained below the exception itself."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.text}"""'
+
+
+class RemoteCause(Exception):
+    """Stands for an exception raised in a worker that could not be pickled: type and message."""
+
+    def __init__(self, type_name: str, message: str):
+        super().__init__(f"{type_name}: {message}")
+        self.type_name = type_name
+        self.message = message
+
+
+@dataclass
+class Failure:
+    """An exception raised in a worker, ready to travel, with its traceback text.
+
+    ``error`` is the exception itself when the transport can pickle it; cloudpickle bytes of it
+    when only cloudpickle can (a class defined in a notebook, sent through a stdlib-pickle pool);
+    or a :class:`RemoteCause` with its type and message when nothing can.
+    """
+
+    error: Any
+    trace: str
+
+    @classmethod
+    def capture(cls, exc: BaseException, dumps: Callable[[Any], bytes] | None) -> Failure:
+        """``exc`` for a transport that pickles with ``dumps`` (None: none, a thread of this process)."""
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        if dumps is None:
+            return cls(exc, trace)
+        for pickler, as_bytes in ((dumps, False), (cloudpickle.dumps, True)):
+            try:
+                data = pickler(exc)
+                pickle.loads(data)
+            except Exception:  # noqa: BLE001 - try the next way, then describe it instead
+                continue
+            return cls(data if as_bytes else exc, trace)
+        return cls(RemoteCause(type(exc).__qualname__, str(exc)), trace)
+
+    def restore(self) -> BaseException:
+        """The exception, with the worker's traceback chained below it (when nothing else is)."""
+        exc = pickle.loads(self.error) if isinstance(self.error, bytes) else self.error
+        if exc.__cause__ is None:
+            exc.__cause__ = RemoteTraceback(self.trace)
+        return exc
+
+
+@dataclass
+class Outcome:
+    """What a worker returns for a set of rows.
+
+    ``status`` is ``"ok"`` (``result`` holds the rows' EvalResult), ``"error"`` (the evaluation
+    raised: ``failure`` is the EvaluationError, ``cause`` what the problem raised) or ``"crash"``
+    (the worker could not load the problem or the shared part: ``failure``). ``meta`` says what
+    was loaded, how long the evaluation took and the worker's pid.
+    """
+
+    status: str
+    result: EvalResult | None = None
+    failure: Failure | None = None
+    cause: Failure | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the result's arrays (a failure: of its traceback text), computed, not pickled."""
+        if self.result is None:
+            return sum(len(f.trace) for f in (self.failure, self.cause) if f is not None)
+        r = self.result
+        return (np.asarray(r.fitness).nbytes + np.asarray(r.steps).nbytes
+                + sum(np.asarray(v).nbytes for v in r.info.values()))
+
+
+def evaluate_task(
+    cache: WorkerCache, token: str, rows: Rows, load_problem: Callable[[], Problem],
+    load_shared: Callable[[], Shared], *, key: Any, threads: int | None = None,
+    batch_size: int | None = None, before: Callable[[], None] | None = None,
+    dumps: Callable[[Any], bytes] | None = cloudpickle.dumps,
+) -> Outcome:
+    """Evaluate ``rows`` in this worker; never raises (except Ctrl-C and exits).
+
+    ``key`` names the shared part for the cache (the generation). ``before`` runs just before the
+    evaluation (loky marks the start for its timeouts). ``dumps`` is the transport's pickler, so
+    that errors are packed in a form it can carry (None: the outcome is not pickled).
+    """
+    meta: dict[str, Any] = {"pid": os.getpid()}
+    if rows.seeds is None:
+        raise ValueError("evaluate_task() needs rows with their seeds: split(..., seeds=...)")
+    try:
+        problem, meta["loaded_problem"] = cache.problem_for(token, load_problem, threads)
+        shared, meta["loaded_shared"] = cache.shared_for(key, load_shared)
+        meta["shared_bytes"] = shared.nbytes if meta["loaded_shared"] else 0
+        population = Population.join(shared, rows)
+    except Exception as exc:  # noqa: BLE001 - reported to the driver as a worker failure
+        return Outcome("crash", failure=Failure.capture(exc, dumps), meta=meta)
+    if before is not None:
+        before()
+    started, cpu_started = time.perf_counter(), time.thread_time()
+    try:
+        result = evaluate_rows(problem, population, rows.seeds, batch_size=batch_size, index=rows.index)
+    except BlackboxError as exc:
+        cause = None if exc.__cause__ is None else Failure.capture(exc.__cause__, dumps)
+        return Outcome("error", failure=Failure.capture(exc, dumps), cause=cause, meta=meta)
+    except Exception as exc:  # noqa: BLE001 - evaluate_rows reports user errors; this is ours
+        return Outcome("crash", failure=Failure.capture(exc, dumps), meta=meta)
+    meta["seconds"] = time.perf_counter() - started
+    meta["cpu_seconds"] = time.thread_time() - cpu_started
+    return Outcome("ok", result=result, meta=meta)
+
+
+def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, dict[str, Any]]:
+    """The result of ``rows``, or the worker's error raised here with its cause chained."""
+    if outcome.result is not None:
+        return outcome.result, outcome.meta
+    if outcome.failure is None:
+        raise WorkerError(f"a {where} worker returned neither a result nor an error for rows {rows.spans()}")
+    if outcome.status == "error":
+        error = outcome.failure.restore()
+        if outcome.cause is not None:
+            raise error from outcome.cause.restore()
+        raise error
+    cause = outcome.failure.restore()
+    raise WorkerError(
+        f"a {where} worker failed before evaluating rows {rows.spans()}: "
+        f"{type(cause).__name__}: {cause}. If the problem's class lives in a module the workers "
+        f"cannot import, install that module or call cloudpickle.register_pickle_by_value(module)"
+    ) from cause
