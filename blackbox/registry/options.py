@@ -2,8 +2,9 @@
 
 A factory's options are the keyword parameters of its signature; when the factory is a class with
 a ``Params`` attribute that is a dataclass, they are the fields of ``Params`` (defaults and type
-annotations included) in the place of the constructor's ``params`` parameter, plus the
-constructor's other explicit parameters (``**kwargs`` aside). :func:`options_of` reads them;
+annotations included) in the place of the constructor's ``params`` parameter (after its positional
+parameters when it has none), plus the constructor's other explicit parameters (``**kwargs``
+aside, which set the fields). :func:`options_of` reads them;
 :func:`bind` names a component's positional values after them and refuses an unknown name (with a
 did-you-mean hint) or a value of the wrong type, naming where the value came from;
 :func:`resolved_options` fills in the defaults, as ``RUN/config.toml`` writes them.
@@ -69,6 +70,10 @@ class FactoryOptions:
     open: bool = False
     #: False when the signature cannot be read: nothing is named or checked.
     readable: bool = True
+    #: The factory's ``Params`` dataclass, when it has one, and whether its constructor takes the
+    #: fields as keywords (``**overrides``); if not, they are passed as one ``params=Params(...)``.
+    params_class: type | None = None
+    fields_as_keywords: bool = True
 
     @property
     def names(self) -> list[str]:
@@ -109,17 +114,21 @@ def options_of(factory: Callable) -> FactoryOptions:
     given_positionally = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                           and not (params_class is not None and p.name == _PARAMS_ARGUMENT)]
     options: dict[str, Option] = {}
+    field_names = {option.name for option in fields}
     for p in parameters:
         if params_class is not None and p.name == _PARAMS_ARGUMENT:
             for option in fields:
                 # A Params class whose constructor takes no positional value: its fields do, in order.
-                options.setdefault(option.name, replace(option, positional=not given_positionally))
+                options[option.name] = replace(option, positional=not given_positionally)
             continue
+        if p.name in field_names:
+            continue  # a field of Params and a parameter of the constructor: the field describes it
         options[p.name] = Option(p.name, p.default, p.annotation, docs.get(p.name, ""),
                                  positional=p in given_positionally, by_position=p.kind is p.POSITIONAL_ONLY)
     # A Params class's **kwargs set its fields: the options are exactly those, nothing is passed on.
-    open_ = params_class is None and any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    return FactoryOptions(options, open=open_)
+    takes_keywords = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    return FactoryOptions(options, open=params_class is None and takes_keywords, params_class=params_class,
+                          fields_as_keywords=takes_keywords or params_class is None)
 
 
 def _params_fields(params_class: type) -> list[Option]:
@@ -361,4 +370,8 @@ def call(factory: Callable, component: Component, extra: Mapping[str, Any] | Non
         raise ConfigError(f"{_at(component.where)}{component.kind} {component.name!r} needs the option "
                           f"{missing[0]!r}, which has no default")
     positional = [options.pop(o.name) for o in known.options.values() if o.by_position and o.name in options]
+    if not known.fields_as_keywords and known.params_class is not None:
+        names = {f.name for f in dataclasses.fields(known.params_class)}
+        fields = {key: options.pop(key) for key in list(options) if key in names}
+        options[_PARAMS_ARGUMENT] = known.params_class(**fields)
     return factory(*component.args, *positional, **options)

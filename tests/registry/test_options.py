@@ -48,8 +48,8 @@ class PositionalParams:
         env: str = "CartPole-v1"
         episodes: int = 1
 
-    def __init__(self, params=None, **overrides):
-        self.params = params or self.Params(**overrides)
+    def __init__(self, params=None):
+        self.params = params
 
 
 def plain(x0: float = 0.0, *, scale: float = 1.0, label: str | None = None):
@@ -101,6 +101,8 @@ def test_a_params_class_without_positional_parameters_takes_its_fields_in_order(
     assert known.positional == ["env", "episodes"]
     component = bind(Component("problem", "toy", ("Acrobot-v1", 3), {}, "--problem"), known)
     assert component.options == {"env": "Acrobot-v1", "episodes": 3} and component.bound
+    built = registry.options.call(PositionalParams, component)  # no **overrides: one Params instance
+    assert built.params == PositionalParams.Params("Acrobot-v1", 3)
     with pytest.raises(bb.ConfigError) as info:
         bind(Component("problem", "toy", ("a", 1, 2), {}, "--problem"), known)
     assert str(info.value) == ("--problem: problem 'toy' takes at most 2 positional value(s) (env, episodes), "
