@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from .._validate import check_bool, check_int, check_number, check_string
@@ -64,24 +65,19 @@ COMPONENTS = KINDS
 _RESERVED = {"strategy": ("dim", "seed")}
 
 
-def _int(minimum: int) -> Callable[[str, Any], int]:
-    return lambda name, value: check_int(name, value, minimum=minimum)
-
-
-def _positive(name: str, value: Any) -> float:
-    return check_number(name, value, positive=True)
-
-
+_COUNT, _NONNEGATIVE = partial(check_int, minimum=1), partial(check_int, minimum=0)
+#: Each key of ``[stop]`` with its check, ``check(name, value) -> value`` (from :mod:`blackbox._validate`).
 STOP_KEYS: dict[str, Callable] = {
-    "generations": _int(1), "max_evaluations": _int(1), "max_steps": _int(1), "max_time": _positive,
-    "target": check_number, "goal": check_number, "goal_generations": _int(1), "goal_episodes": _int(1),
+    "generations": _COUNT, "max_evaluations": _COUNT, "max_steps": _COUNT,
+    "max_time": partial(check_number, positive=True), "target": check_number, "goal": check_number,
+    "goal_generations": _COUNT, "goal_episodes": _COUNT,
 }
 _SECTIONS: dict[str, dict[str, Callable]] = {
     "stop": STOP_KEYS,
-    "checkpoint": {"every": _int(0), "keep": _int(1)},
+    "checkpoint": {"every": _NONNEGATIVE, "keep": _COUNT},
     "log": {"tensorboard": check_bool, "plot": check_bool},
 }
-_SCALARS: dict[str, Callable] = {"seed": _int(0), "evaluate_center": check_bool, "preset": check_bool,
+_SCALARS: dict[str, Callable] = {"seed": _NONNEGATIVE, "evaluate_center": check_bool, "preset": check_bool,
                                  "out": check_string}
 _COMPONENT_DEFAULTS = {"strategy": "openai-es", "problem": "quadratic", "executor": "serial"}
 TOP_KEYS = (*_SCALARS, *COMPONENTS, *_SECTIONS)

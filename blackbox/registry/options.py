@@ -19,6 +19,7 @@ import re
 import textwrap
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -99,8 +100,27 @@ def _params_class(factory: Any) -> type | None:
     return params if inspect.isclass(params) and dataclasses.is_dataclass(params) else None
 
 
+_read: weakref.WeakKeyDictionary[Any, FactoryOptions] = weakref.WeakKeyDictionary()
+
+
 def options_of(factory: Callable) -> FactoryOptions:
-    """The options ``factory`` takes: names, defaults, annotations and one-line docs."""
+    """The options ``factory`` takes: names, defaults, annotations and one-line docs.
+
+    Each factory is read once per process (its signature, ``Params`` and docstrings).
+    """
+    try:
+        return _read[factory]
+    except (KeyError, TypeError):
+        pass
+    known = _read_options(factory)
+    try:
+        _read[factory] = known
+    except TypeError:  # neither hashable nor weakly referable: read it again next time
+        pass
+    return known
+
+
+def _read_options(factory: Callable) -> FactoryOptions:
     sig = _signature(factory)
     if sig is None:
         return FactoryOptions(readable=False)
