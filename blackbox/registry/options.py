@@ -135,11 +135,14 @@ def _read_options(factory: Callable) -> FactoryOptions:
                           and not (params_class is not None and p.name == _PARAMS_ARGUMENT)]
     options: dict[str, Option] = {}
     field_names = {option.name for option in fields}
+    positional_names = {p.name for p in given_positionally}
     for p in parameters:
         if params_class is not None and p.name == _PARAMS_ARGUMENT:
             for option in fields:
-                # A Params class whose constructor takes no positional value: its fields do, in order.
-                options[option.name] = replace(option, positional=not given_positionally)
+                # Positional: a field the constructor also takes by position, or every field in
+                # order when the constructor takes no positional value of its own.
+                positional = option.name in positional_names or not given_positionally
+                options[option.name] = replace(option, positional=positional)
             continue
         if p.name in field_names:
             continue  # a field of Params and a parameter of the constructor: the field describes it

@@ -188,3 +188,23 @@ def test_list_shows_the_options(toy, capsys, monkeypatch):
     assert main(["list", "strategies", "--options"]) == 0
     table = capsys.readouterr().out
     assert "popsize=8" in table and "Rows sampled each generation." in table
+
+
+class FieldByPosition:
+    """The constructor takes one Params field by position (as the gym problem takes ``env``)."""
+
+    @dataclass
+    class Params:
+        env: str = "CartPole-v1"
+        episodes: int = 1
+
+    def __init__(self, env="CartPole-v1", *, frames=None, **overrides):
+        self.params = self.Params(env, **overrides)
+
+
+def test_a_field_the_constructor_takes_by_position_stays_positional():
+    known = options_of(FieldByPosition)
+    assert known.names == ["env", "episodes", "frames"] and known.positional == ["env"]
+    component = bind(Component.parse("problem", "toy:Acrobot-v1,episodes=2", "--problem"), known)
+    assert component.options == {"env": "Acrobot-v1", "episodes": 2}
+    assert registry.options.call(FieldByPosition, component).params == FieldByPosition.Params("Acrobot-v1", 2)
