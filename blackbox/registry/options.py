@@ -71,10 +71,10 @@ class FactoryOptions:
     open: bool = False
     #: False when the signature cannot be read: nothing is named or checked.
     readable: bool = True
-    #: The factory's ``Params`` dataclass, when it has one, and whether its constructor takes the
-    #: fields as keywords (``**overrides``); if not, they are passed as one ``params=Params(...)``.
+    #: The factory's ``Params`` dataclass, when it has one, and whether the fields are passed as one
+    #: ``params=Params(...)`` (a constructor with a ``params`` parameter and no ``**overrides``).
     params_class: type | None = None
-    fields_as_keywords: bool = True
+    params_argument: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -150,8 +150,9 @@ def _read_options(factory: Callable) -> FactoryOptions:
                                  positional=p in given_positionally, by_position=p.kind is p.POSITIONAL_ONLY)
     # A Params class's **kwargs set its fields: the options are exactly those, nothing is passed on.
     takes_keywords = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    params_argument = params_class is not None and not takes_keywords and _PARAMS_ARGUMENT in sig.parameters
     return FactoryOptions(options, open=params_class is None and takes_keywords, params_class=params_class,
-                          fields_as_keywords=takes_keywords or params_class is None)
+                          params_argument=params_argument)
 
 
 def _params_fields(params_class: type) -> list[Option]:
@@ -393,7 +394,7 @@ def call(factory: Callable, component: Component, extra: Mapping[str, Any] | Non
         raise ConfigError(f"{_at(component.where)}{component.kind} {component.name!r} needs the option "
                           f"{missing[0]!r}, which has no default")
     positional = [options.pop(o.name) for o in known.options.values() if o.by_position and o.name in options]
-    if not known.fields_as_keywords and known.params_class is not None:
+    if known.params_argument and known.params_class is not None:
         names = {f.name for f in dataclasses.fields(known.params_class)}
         fields = {key: options.pop(key) for key in list(options) if key in names}
         options[_PARAMS_ARGUMENT] = known.params_class(**fields)
