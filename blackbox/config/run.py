@@ -52,6 +52,7 @@ from ..registry.component import KINDS, Component
 from ..registry.options import bind, bind_more, options_of, resolved_options
 from ..registry.spec import parse_value
 from .component import component_override, factory_of, read_component
+from .legacy import upgrade_v010
 from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components, plain_table
 from .toml import ConfigDoc, key_lines, load_toml
 
@@ -120,7 +121,7 @@ def read_run_config(doc: ConfigDoc | None) -> RunConfig:
     config = RunConfig(doc=doc)
     if doc is None:
         return config
-    for key, value in doc.data.items():
+    for key, value in upgrade_v010(doc.data).items():
         where = doc.where(key)
         if key in _SCALARS:
             config.values[key] = _check(where, _SCALARS[key], key, value)
@@ -350,7 +351,7 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
-    return config.to_dict() if isinstance(config, ResolvedRun) else plain_table(config)
+    return plain_table(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config))
 
 
 # Changing these never changes the numbers of the generations that are run: executors are

@@ -150,7 +150,12 @@ def _read_options(factory: Callable) -> FactoryOptions:
                                  positional=p in given_positionally, by_position=p.kind is p.POSITIONAL_ONLY)
     # A Params class's **kwargs set its fields: the options are exactly those, nothing is passed on.
     takes_keywords = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    params_argument = params_class is not None and not takes_keywords and _PARAMS_ARGUMENT in sig.parameters
+    params_argument = False
+    if params_class is not None:
+        # A published __signature__ may list the fields and hide the constructor's **overrides.
+        init = _signature(factory.__init__) or sig
+        params_argument = _PARAMS_ARGUMENT in init.parameters and not any(
+            p.kind is p.VAR_KEYWORD for p in init.parameters.values())
     return FactoryOptions(options, open=params_class is None and takes_keywords, params_class=params_class,
                           params_argument=params_argument)
 
