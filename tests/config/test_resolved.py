@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from blackbox.config.legacy import upgrade_v010
 from blackbox.config.resolved import Checkpointing, Logging, ResolvedRun, Stop, build_components
 from blackbox.config.run import read_run_config, resolve_run_config, resolved_run, run_config
 from blackbox.config.toml import load_toml
@@ -26,11 +27,10 @@ sigma = 0.2
 sigma_decay = 1.0
 sigma_min = 0.0
 lr = 0.001
+weight_decay = 0.0
+optimizer = "sgd"
 shaping = "zscore"
 mirrored = false
-optimizer = "sgd"
-momentum = 0.9
-weight_decay = 0.0
 noise_seed = 0
 
 [problem]
@@ -78,7 +78,7 @@ def test_a_config_table_resolves_to_itself(tmp_path):
 
 @pytest.mark.parametrize("path", V010_RUNS, ids=lambda p: p.parent.name)
 def test_config_files_written_by_010_load_with_every_value(path):
-    written = load_toml(path).data
+    written = upgrade_v010(load_toml(path).data)  # without the optimizer options 0.1.0 ignored
     resolved = resolve_run_config(read_run_config(load_toml(path)))
     table = resolved.to_dict()
     for key, value in written.items():

@@ -7,24 +7,24 @@ other explicit parameters. Toy plugins are registered in-process.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
 
 import blackbox as bb
 from blackbox import registry
+from blackbox.core.params import Params as BaseParams
 from blackbox.registry.component import Component
 from blackbox.registry.options import REQUIRED, bind, options_of, resolved_options
-from blackbox.strategies.search_gradient import OpenAIES
 
 
-class ToyES(OpenAIES):
-    """A strategy whose hyperparameters are a Params dataclass."""
+class ToyES(bb.Strategy):
+    """A strategy whose hyperparameters are a Params dataclass: the best row becomes the center."""
 
-    @dataclass
-    class Params:
+    @dataclass(frozen=True)
+    class Params(BaseParams):
         popsize: int = 8
         """Rows sampled each generation."""
         #: Step size of the perturbations.
@@ -33,11 +33,14 @@ class ToyES(OpenAIES):
         hidden: list[int] = field(default_factory=lambda: [4, 4])
         shaping: str = "centered_ranks"
 
-    def __init__(self, dim=None, params=None, *, x0=None, seed=None, **overrides):
-        params = params or self.Params(**overrides)
-        super().__init__(dim, popsize=params.popsize, sigma=params.sigma, lr=params.lr,
-                         shaping=params.shaping, x0=x0, seed=seed)
-        self.params = params
+    def _setup(self) -> None:
+        self.sigma = self.params.sigma
+
+    def _ask(self) -> bb.Population:
+        return bb.Population.from_dense(self._center + self.sigma * self.rng.standard_normal((self.popsize, self.dim)))
+
+    def _tell(self, population, fitness):
+        self._center = population.params[int(np.argmax(fitness))].copy()
 
 
 class PositionalParams:
@@ -81,7 +84,7 @@ def test_options_of_a_params_class_are_its_fields_plus_the_constructors_own():
     assert opts["popsize"].doc == "Rows sampled each generation."
     assert opts["lr"].doc == "Learning rate of the optimizer."
     assert opts["x0"].default is None and opts["dim"].default is None
-    assert opts["x0"].annotation is inspect.Parameter.empty and opts["x0"].describe_type() == ""
+    assert opts["x0"].annotation is Any and opts["x0"].describe_type() == ""  # Strategy's x0: Any
     assert "params" not in opts and "overrides" not in opts
     assert opts["popsize"].describe_type() == "an integer"
 
