@@ -14,8 +14,9 @@ MAX_DIM = 2**31
 MAX_POPSIZE = 2**24
 
 __all__ = [
-    "check_int", "check_float", "check_choice", "check_vector", "check_seed", "check_dim_x0",
-    "check_stdev", "check_state_layout",
+    "check_int", "check_float", "check_number", "check_nonnegative", "check_bool", "check_string",
+    "check_int_between", "check_nonnegative_int", "check_choice", "check_vector", "check_seed",
+    "check_dim_x0", "check_stdev", "check_state_layout",
 ]
 
 
@@ -61,6 +62,59 @@ def check_float(name: str, value, *, positive: bool = False, nonnegative: bool =
     if below is not None and value >= below:
         raise ConfigError(f"{name} must be < {below}, got {value!r}")
     return value
+
+
+def check_number(name: str, value, *, positive: bool = False) -> float:
+    """A finite real number as a config file writes it: text such as ``"0.1"`` is refused."""
+    if isinstance(value, str):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    return check_float(name, value, positive=positive)
+
+
+def check_nonnegative(name: str, value, *, positive: bool = False) -> float:
+    """A finite number >= 0 (> 0 when ``positive``); anything ``float()`` takes is accepted."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ConfigError(f"{name} must be a finite number {bound}, got {value!r}")
+    return value
+
+
+def check_bool(name: str, value) -> bool:
+    """``True`` or ``False`` itself (no 0/1, no text)."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_string(name: str, value, *, nonempty: bool = False) -> str:
+    """A string (a non-empty one when ``nonempty``)."""
+    if nonempty and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{name} must be a non-empty string, got {value!r}")
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def check_int_between(name: str, value, minimum: int, maximum: int) -> int:
+    """An integer (an integer-valued float too) in ``[minimum, maximum]``, said as a range."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if not minimum <= value <= maximum:
+        raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {value}")
+    return value
+
+
+def check_nonnegative_int(name: str, value) -> int:
+    """An integer >= 0 given as an integer (no bool, no float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ConfigError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
 
 
 def check_choice(name: str, value, choices: Iterable[str]) -> str:

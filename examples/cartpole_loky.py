@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blackbox.config.run import run_config
+from blackbox.config.run import ResolvedRun, run_config
 from blackbox.files import load_npz
 from blackbox.lab.runs import start_run
 
@@ -21,8 +21,8 @@ SMOKE = os.environ.get("BLACKBOX_SMOKE", "") not in ("", "0")
 STOP = {"generations": 3} if SMOKE else {"generations": 100, "goal": 475.0, "goal_generations": 3}
 
 
-def config(executor: str) -> dict:
-    """The resolved config, exactly what `blackbox run` writes into RUN/config.toml."""
+def config(executor: str) -> ResolvedRun:
+    """The resolved run; its `to_dict()` is exactly what `blackbox run` writes into RUN/config.toml."""
     return run_config("openai-es:popsize=50,sigma=0.1,lr=0.03", "gym:CartPole-v1", executor, seed=1, stop=STOP)
 
 

@@ -2,19 +2,25 @@
 
 Every plugin is imported to check it, so a broken one shows as such (with its distribution and the
 cause) while the others are listed as usual. A name claimed by two distributions is listed once per
-claim, each marked as a conflict. The command itself never fails because of a plugin.
+claim, each marked as a conflict. The command itself never fails because of a plugin. Each row
+lists the plugin's options (name, default, type, description) in ``--json``; ``--options`` shows
+them in the table too.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ..errors import PluginError
+from ..files import to_plain
+from ..registry.options import options_of
 from ..registry.plugins import broken_distributions, registry_for
+from ..registry.spec import format_spec
 
 KINDS = ("strategies", "problems", "executors")
 
@@ -23,22 +29,39 @@ def add_parser(sub) -> None:
     parser = sub.add_parser("list", help="list installed strategies, problems and executors")
     parser.add_argument("kind", nargs="?", choices=KINDS, help="only this kind (default: all)")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    parser.add_argument("--options", action="store_true", help="show each plugin's options and their defaults")
     parser.set_defaults(func=run)
+
+
+def _default(value: Any) -> Any:
+    """The default as JSON holds it (its repr when JSON cannot)."""
+    plain = to_plain(value)
+    try:
+        json.dumps(plain)
+    except (TypeError, ValueError):
+        return repr(value)
+    return plain
+
+
+def _options(factory: Any) -> list[dict]:
+    """What ``options_of`` reads: every option with its default (None: required), type and description."""
+    return [{"name": o.name, "default": None if o.required else _default(o.default), "required": o.required,
+             "type": o.describe_type(), "description": o.doc} for o in options_of(factory).options.values()]
 
 
 def _rows(kind: str) -> list[dict]:
     registry = registry_for(kind)
     rows = []
     for entry in registry.entries():
-        status = "ok"
+        status, options = "ok", []
         try:
-            registry.load(entry.name)
+            options = _options(registry.load(entry.name))
         except PluginError as exc:
             status = f"error: {exc}"
         rows.append({
             "name": entry.name, "kind": registry.kind, "distribution": entry.distribution,
             "version": entry.version, "description": entry.description if status == "ok" else "",
-            "object": entry.value, "status": status,
+            "object": entry.value, "status": status, "options": options,
         })
     for name, claims in registry.conflicts().items():
         for claim in claims:
@@ -46,7 +69,7 @@ def _rows(kind: str) -> list[dict]:
             rows.append({
                 "name": name, "kind": registry.kind, "distribution": claim.distribution,
                 "version": claim.version, "description": "", "object": claim.value,
-                "status": f"error: name {name!r} is also claimed by {others}",
+                "status": f"error: name {name!r} is also claimed by {others}", "options": [],
             })
     return sorted(rows, key=lambda row: (row["name"], row["distribution"]))
 
@@ -54,7 +77,7 @@ def _rows(kind: str) -> list[dict]:
 def _broken_rows() -> list[dict]:
     return [{
         "name": "?", "kind": "?", "distribution": b.distribution, "version": b.version,
-        "description": "", "object": "",
+        "description": "", "object": "", "options": [],
         "status": f"error: the entry points of distribution {b.distribution} cannot be read: {b.error}",
     } for b in broken_distributions()]
 
@@ -65,11 +88,21 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(show_lines=False)
-    for column in ("name", "kind", "distribution", "version", "description"):
+    table = Table(show_lines=args.options)
+    columns = ("name", "kind", "distribution", "version", "description") + (("options",) if args.options else ())
+    for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
         desc = escape(row["description"]) if row["status"] == "ok" else "[red]" + escape(row["status"]) + "[/red]"
-        table.add_row(row["name"], row["kind"], row["distribution"], row["version"], desc)
+        options = [escape(_option_text(o)) for o in row["options"]] if args.options else []
+        table.add_row(row["name"], row["kind"], row["distribution"], row["version"], desc,
+                      *(["\n".join(options)] if args.options else []))
     Console().print(table)
     return 0
+
+
+def _option_text(option: dict) -> str:
+    """``name=default`` as a spec writes it (``name (required)``), then the description."""
+    text = f"{option['name']} (required)" if option["required"] else format_spec("", **{
+        option["name"]: option["default"]})[1:]
+    return text + (f"  {option['description']}" if option["description"] else "")

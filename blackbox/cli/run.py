@@ -16,7 +16,6 @@ from typing import Any
 from ..config.run import (
     COMPONENTS,
     RunConfig,
-    build_components,
     component_override,
     load_toml,
     parse_set,
@@ -28,8 +27,7 @@ from ..config.run import (
 from ..files import to_plain
 from ..lab.runs import check_out_dir, default_out, describe_summary, start_run
 
-__all__ = ["add_parser", "run", "build_run", "prepare_out_dir", "add_budget_flags", "add_output_flags",
-           "apply_flags"]
+__all__ = ["add_parser", "run", "add_budget_flags", "add_output_flags", "apply_flags"]
 
 _STOP_FLAGS = (("generations", int, "stop after this many generations"),
                ("max_evaluations", int, "stop after this many evaluations"),
@@ -106,31 +104,6 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
             set_value(config, path, getattr(args, key), f"--{key.replace('_', '-')}")
 
 
-def build_run(strategy_spec: str, problem_spec: str, executor_spec: str, settings: dict[str, Any], seed: int):
-    """Make problem, strategy and executor from specs; return them with the resolved config.
-
-    The config has no ``[stop]`` table: the caller adds its budget.
-    """
-    config = RunConfig()
-    for kind, spec in (("strategy", strategy_spec), ("problem", problem_spec), ("executor", executor_spec)):
-        config.components[kind] = component_override(kind, None, spec, f"--{kind}")
-    for key, value in settings.items():
-        set_override(config, key, value, f"--set {key}")
-    set_value(config, ("seed",), seed, "--seed")
-    resolved = resolve_run_config(config, require_budget=False)
-    strategy, problem, executor = build_components(resolved)
-    resolved.pop("stop")
-    return strategy, problem, executor, resolved
-
-
-def prepare_out_dir(out: Path | None, strategy: str, problem: str, overwrite: bool,
-                    config: dict[str, Any] | None = None) -> Path:
-    """The run directory, refusing one that already holds a run unless ``overwrite``."""
-    if out is None:
-        out = default_out({"strategy": {"name": strategy}, "problem": {"name": problem}})
-    return check_out_dir(Path(out), config, overwrite)
-
-
 def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
@@ -150,8 +123,8 @@ def run(args) -> int:
     apply_flags(config, args)
     resolved = resolve_run_config(config)
     out = args.out
-    if out is None and "out" in config.values:
-        out = Path(config.values["out"])
+    if out is None and resolved.out is not None:
+        out = Path(resolved.out)
     if out is None:
         out = default_out(resolved)
     if args.overwrite is False and Path(out).exists():

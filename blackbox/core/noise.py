@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import check_int_between, check_nonnegative_int
 from ..errors import ConfigError
 
 __all__ = ["NoiseTable", "default_table_size", "cache_dir"]
@@ -62,8 +63,8 @@ class NoiseTable:
     """
 
     def __init__(self, size: int, seed: int = 0, *, data: np.ndarray | None = None):
-        size = _check_size(size)
-        seed = _check_seed(seed)
+        size = check_int_between("noise table size", size, MIN_TABLE_SIZE, MAX_TABLE_SIZE)
+        seed = check_nonnegative_int("noise table seed", seed)
         self.size = size
         self.seed = seed
         data = data if data is not None else _load_or_generate(size, seed)
@@ -77,7 +78,8 @@ class NoiseTable:
     @classmethod
     def get(cls, size: int, seed: int = 0) -> NoiseTable:
         """The process-wide table for ``(size, seed)``, made or mapped on first use."""
-        key = (_check_size(size), _check_seed(seed))
+        key = (check_int_between("noise table size", size, MIN_TABLE_SIZE, MAX_TABLE_SIZE),
+               check_nonnegative_int("noise table seed", seed))
         with _tables_lock:
             table = _tables.get(key)
             if table is None:
@@ -87,7 +89,9 @@ class NoiseTable:
     @classmethod
     def for_dim(cls, dim: int, seed: int = 0, size: int | None = None) -> NoiseTable:
         """The table a strategy of ``dim`` parameters uses by default (``size`` overrides)."""
-        size = default_table_size(dim) if size is None else _check_size(size)
+        if size is not None:
+            size = check_int_between("noise table size", size, MIN_TABLE_SIZE, MAX_TABLE_SIZE)
+        size = default_table_size(dim) if size is None else size
         if size < int(dim):
             raise ConfigError(
                 f"noise table size {size} is smaller than the dimension {dim}; "
@@ -219,24 +223,6 @@ class NoiseTable:
                     np.multiply(tmp_chunk, noise, out=tmp_chunk)
                     np.add(sq_chunk, tmp_chunk, out=sq_chunk)
         return linear, squares
-
-
-def _check_size(size: int) -> int:
-    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
-        if not (isinstance(size, (float, np.floating)) and float(size).is_integer()):
-            raise ConfigError(f"noise table size must be an integer, got {size!r}")
-    size = int(size)
-    if not MIN_TABLE_SIZE <= size <= MAX_TABLE_SIZE:
-        raise ConfigError(
-            f"noise table size must be between {MIN_TABLE_SIZE} and {MAX_TABLE_SIZE}, got {size}"
-        )
-    return size
-
-
-def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"noise table seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
 
 
 def _generate_into(out: np.ndarray, seed: int) -> None:

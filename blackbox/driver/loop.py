@@ -21,8 +21,10 @@ from ..core.problem import EvalResult, Problem
 from ..core.seeding import evaluation_seeds
 from ..core.strategy import Strategy
 from ..errors import ConfigError
+from ..registry.component import Component
+from ..registry.parts import resolve_run_parts
 from .record import Record, RecordLog
-from .stop import EnvSteps, Evaluations, Generations, StopCondition, TargetFitness, WallTime
+from .stop import BUDGETS, EnvSteps, StopCondition, stop_conditions
 
 __all__ = ["optimize", "Record", "Result", "Callback", "Run"]
 
@@ -202,30 +204,6 @@ def _make_record(run: Run, fitness: np.ndarray, center: float | None, gen_time: 
     )
 
 
-def _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop) -> list[StopCondition]:
-    conditions: list[StopCondition] = []
-    if generations is not None:
-        conditions.append(Generations(generations))
-    if max_evaluations is not None:
-        conditions.append(Evaluations(max_evaluations))
-    if max_steps is not None:
-        conditions.append(EnvSteps(max_steps))
-    if max_time is not None:
-        conditions.append(WallTime(max_time))
-    if target is not None:
-        conditions.append(TargetFitness(target))
-    for condition in stop or ():
-        if not callable(condition):
-            raise ConfigError(f"stop conditions must be callables (record) -> reason, got {condition!r}")
-        conditions.append(condition)
-    if not any(isinstance(c, (Generations, Evaluations, EnvSteps, WallTime)) for c in conditions):
-        raise ConfigError(
-            "the run has no budget and could never stop: pass generations=, max_evaluations=, "
-            "max_steps= or max_time= (a target alone may never be reached)"
-        )
-    return conditions
-
-
 def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | None:
     """For a restored run: the reason a stop condition already holds after its last record."""
     if not records:
@@ -240,7 +218,7 @@ def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | 
 
 def _check_progress(conditions: Sequence[Any], record: Record) -> None:
     """Refuse a run whose only budget counts environment steps on a problem that takes none."""
-    budgets = [c for c in conditions if isinstance(c, (Generations, Evaluations, EnvSteps, WallTime))]
+    budgets = [c for c in conditions if isinstance(c, BUDGETS)]
     if record.steps == 0 and budgets and all(isinstance(c, EnvSteps) for c in budgets):
         raise ConfigError(
             f"max_steps={budgets[0].n} can never be reached: the problem took no environment steps in "
@@ -249,34 +227,12 @@ def _check_progress(conditions: Sequence[Any], record: Record) -> None:
         )
 
 
-def _resolve(strategy, problem, executor, seed):
-    from ..registry.plugins import make_executor, make_problem, make_strategy
-
-    if isinstance(problem, str):
-        problem = make_problem(problem)
-    if not isinstance(problem, Problem):
-        raise ConfigError(f"problem must be a Problem or a registered name, got {type(problem).__name__}")
-    if isinstance(strategy, str):
-        init_rng = np.random.default_rng(seed)
-        strategy = make_strategy(strategy, dim=problem.dim, x0=problem.initial_params(init_rng), seed=seed)
-    if not isinstance(strategy, Strategy):
-        raise ConfigError(f"strategy must be a Strategy or a registered name, got {type(strategy).__name__}")
-    if strategy.dim != problem.dim:
-        raise ConfigError(f"strategy has dim={strategy.dim} but problem {problem.name!r} has dim={problem.dim}")
-    owned = isinstance(executor, str)
-    if owned:
-        executor = make_executor(executor)
-    if not isinstance(executor, Executor):
-        raise ConfigError(f"executor must be an Executor or a registered name, got {type(executor).__name__}")
-    return strategy, problem, executor, owned
-
-
 def optimize(
-    strategy: Strategy | str,
-    problem: Problem | str,
-    executor: Executor | str = "serial",
+    strategy: Strategy | str | Component,
+    problem: Problem | str | Component,
+    executor: Executor | str | Component = "serial",
     *,
-    generations: int | None = None,
+    max_generations: int | None = None,
     max_evaluations: int | None = None,
     max_steps: int | None = None,
     max_time: float | None = None,
@@ -286,18 +242,26 @@ def optimize(
     evaluate_center: bool = True,
     callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
     run: Run | None = None,
+    generations: int | None = None,
 ) -> Result:
     """Optimize ``problem`` with ``strategy`` until a stop condition fires; maximizes fitness.
 
     ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
     best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
-    one budget (generations, evaluations, steps, time) is required. ``run`` continues a
+    one budget (``max_generations``, ``max_evaluations``, ``max_steps``, ``max_time``) is required;
+    ``generations`` is the old name of ``max_generations`` and still works. ``run`` continues a
     :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
     its stop conditions' state carries over, and if a condition already holds for its last record
     the run returns at once without another generation.
     """
-    conditions = _stop_conditions(generations, max_evaluations, max_steps, max_time, target, stop)
-    strategy, problem, executor, owned = _resolve(strategy, problem, executor, seed)
+    if generations is not None:
+        if max_generations is not None:
+            raise ConfigError(f"give max_generations or generations (its old name), not both; got "
+                              f"max_generations={max_generations!r} and generations={generations!r}")
+        max_generations = generations
+    conditions = stop_conditions(max_generations=max_generations, max_evaluations=max_evaluations,
+                                 max_steps=max_steps, max_time=max_time, target=target, extra=stop)
+    strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
         run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
     run.attach_stop(conditions)

@@ -7,6 +7,7 @@ generation that just ended, whose counters are cumulative over the run.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +18,8 @@ from ..errors import ConfigError, StateError
 if TYPE_CHECKING:
     from .record import Record
 
-__all__ = ["StopCondition", "Generations", "Evaluations", "EnvSteps", "WallTime", "TargetFitness", "GoalHeld", "ConfirmGoal", "confirmation_seed"]
+__all__ = ["StopCondition", "Generations", "Evaluations", "EnvSteps", "WallTime", "TargetFitness", "GoalHeld",
+           "ConfirmGoal", "confirmation_seed", "stop_conditions", "BUDGETS"]
 
 _WHICH = ("best", "center", "mean", "best_ever")
 
@@ -209,3 +211,44 @@ class ConfirmGoal(StopCondition):
         return {"goal": self.goal, "goal_episodes": self.episodes, "confirmed_mean": self.confirmed,
                 "checks": len(self.checks),
                 "solved": bool(self.checks) and self.checks[-1][1] >= self.goal}
+
+
+# -- from settings to conditions ------------------------------------------------------------------
+
+#: The budget conditions: a run needs at least one of them, or it could never stop.
+BUDGETS = (Generations, Evaluations, EnvSteps, WallTime)
+
+
+def stop_conditions(*, max_generations: int | None = None, max_evaluations: int | None = None,
+                    max_steps: int | None = None, max_time: float | None = None, target: float | None = None,
+                    goal: float | None = None, goal_generations: int | None = None,
+                    goal_episodes: int | None = None, extra: Sequence[StopCondition | Callable] = (),
+                    require_budget: bool = True) -> list[StopCondition | Callable]:
+    """The stop conditions of a run, in a fixed order: budgets, target, goal, then ``extra``.
+
+    ``goal`` alone or with ``goal_generations`` is a :class:`GoalHeld` (the center holds it that
+    many generations); with ``goal_episodes`` a :class:`ConfirmGoal` (the center's mean over fresh
+    episodes reaches it). ``extra`` conditions are any callables ``(record) -> reason``. Without a
+    budget among them the run could never stop: a ConfigError unless ``require_budget`` is False.
+    """
+    conditions: list[StopCondition | Callable] = []
+    makers: tuple[tuple[Callable[[Any], StopCondition], Any], ...] = (
+        (Generations, max_generations), (Evaluations, max_evaluations), (EnvSteps, max_steps),
+        (WallTime, max_time), (TargetFitness, target))
+    for maker, value in makers:
+        if value is not None:
+            conditions.append(maker(value))
+    if goal is not None and goal_episodes is not None:
+        conditions.append(ConfirmGoal(goal, goal_episodes))
+    elif goal is not None:
+        conditions.append(GoalHeld(goal, 1 if goal_generations is None else goal_generations))
+    for condition in extra or ():
+        if not callable(condition):
+            raise ConfigError(f"stop conditions must be callables (record) -> reason, got {condition!r}")
+        conditions.append(condition)
+    if require_budget and not any(isinstance(c, BUDGETS) for c in conditions):
+        raise ConfigError(
+            "the run has no budget and could never stop: pass max_generations=, max_evaluations=, "
+            "max_steps= or max_time= (a target alone may never be reached)"
+        )
+    return conditions

@@ -60,16 +60,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validate import check_float, check_int
+from .._validate import check_bool, check_float, check_int, check_string
 from ..config.run import (
     BUDGET_KEYS,
     ConfigDoc,
+    ResolvedRun,
     RunConfig,
     breaking_changes,
     check_section,
     config_changes,
     load_toml,
-    make_component,
+    read_component,
     resolve_run_config,
 )
 from ..errors import ConfigError, UnknownNameError, did_you_mean
@@ -108,7 +109,7 @@ class Cell:
     problem: str
     strategy: str
     seed: int
-    resolved: dict[str, Any]
+    resolved: ResolvedRun
     run_dir: Path
     action: str = "new"
     reason: str = ""
@@ -190,7 +191,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
                                    f"{did_you_mean(key, _SMOKE)} Known keys: {', '.join(_SMOKE)}")
     smoke_budget = _budget(doc, smoke_table["budget"], ("smoke", "budget")) if "budget" in smoke_table else None
 
-    name = _checked(doc.where("name"), _string, "name", data.get("name", path.stem))
+    name = _checked(doc.where("name"), check_string, "name", data.get("name", path.stem), nonempty=True)
     seeds = _seeds(data.get("seeds", 1), doc.where("seeds"))
     if smoke and "seeds" in smoke_table:
         seeds = _seeds(smoke_table["seeds"], doc.where("smoke", "seeds"))
@@ -200,9 +201,8 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
     if jobs is not None:
         job_count = jobs
     job_count = _checked(doc.where("jobs"), check_int, "jobs", job_count, minimum=1)
-    evaluate_center = data.get("evaluate_center", True)
-    if not isinstance(evaluate_center, bool):
-        raise ConfigError(f"{doc.where('evaluate_center')}: evaluate_center must be true or false, got {evaluate_center!r}")
+    evaluate_center = _checked(doc.where("evaluate_center"), check_bool, "evaluate_center",
+                               data.get("evaluate_center", True))
     if "budget" not in data:
         raise ConfigError(f"{path}: give a shared [budget] ({', '.join(BUDGET_KEYS)}); "
                           f"without one the runs could never stop")
@@ -210,7 +210,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
     if not shared_budget:
         raise ConfigError(f"{doc.where('budget')}: [budget] is empty; give one of {', '.join(BUDGET_KEYS)}")
     sections = {key: check_section(key, data.get(key, {}), doc.where, (key,)) for key in ("checkpoint", "log")}
-    executor = make_component("executor", data.get("executor", "serial"), doc.where("executor"), doc, ("executor",))
+    executor = read_component("executor", data.get("executor", "serial"), doc.where("executor"), doc, ("executor",))
 
     strategies_table = _table(doc, data, "strategies")
     labels: list[str] = []
@@ -230,7 +230,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
         if optional and registered not in strategies.names():
             skipped.append((label, f"strategy {registered!r} is not installed"))
             continue
-        components[label] = make_component("strategy", entry, where, doc, ("strategies", label))
+        components[label] = read_component("strategy", entry, where, doc, ("strategies", label))
         labels.append(label)
     if not labels:
         raise ConfigError(f"{doc.where('strategies')}: no strategy to run (all optional ones are missing?)")
@@ -245,7 +245,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
             raise ConfigError(f"{where}: [problems.{label}] must be a table, got {entry!r}")
         if "name" not in entry and "spec" not in entry:
             entry["name"] = label
-        component = make_component("problem", entry, where, doc, ("problems", label), ignore=_PROBLEM_KEYS)
+        component = read_component("problem", entry, where, doc, ("problems", label), ignore=_PROBLEM_KEYS)
         problem_components[label] = component
         budget = dict(shared_budget)
         if "budget" in entry:
@@ -263,8 +263,8 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
         problems[label] = ProblemInfo(label, entry.get("spec") or _spec_text(component), target, budget)
 
     report = _report(doc, data.get("report", {}), labels)
-    out_dir = Path(out) if out is not None else Path(_checked(doc.where("out"), _string, "out",
-                                                               data.get("out", f"experiments/{name}")))
+    out_dir = Path(out) if out is not None else Path(_checked(doc.where("out"), check_string, "out",
+                                                               data.get("out", f"experiments/{name}"), nonempty=True))
     cells = []
     for problem_label, problem_component in problem_components.items():
         for label in labels:
@@ -280,12 +280,6 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
                 run_dir = out_dir / "runs" / _safe(problem_label) / _safe(label) / f"seed-{seed}"
                 cells.append(Cell(problem_label, label, seed, resolved, run_dir))
     return Experiment(name, path, out_dir, seeds, job_count, problems, labels, cells, skipped, report, smoke)
-
-
-def _string(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{name} must be a non-empty string, got {value!r}")
-    return value
 
 
 def _table(doc: ConfigDoc, data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -315,9 +309,7 @@ def _report(doc: ConfigDoc, table: Any, labels: list[str]) -> dict[str, Any]:
                           table.get("confidence", 0.95), positive=True, below=1.0)
     resamples = _checked(doc.where("report", "resamples"), check_int, "resamples",
                          table.get("resamples", 10_000), minimum=100)
-    plots = table.get("plots", True)
-    if not isinstance(plots, bool):
-        raise ConfigError(f"{doc.where('report', 'plots')}: plots must be true or false, got {plots!r}")
+    plots = _checked(doc.where("report", "plots"), check_bool, "plots", table.get("plots", True))
     return {"reference": reference, "progress": progress, "confidence": confidence, "resamples": resamples,
             "plots": plots}
 
@@ -362,7 +354,7 @@ def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:
     return [cell for cell in experiment.cells if cell.action != "skip"]
 
 
-def execute_cell(resolved: dict[str, Any], run_dir: str, action: str,
+def execute_cell(resolved: ResolvedRun, run_dir: str, action: str,
                  callbacks: Sequence[Any] = ()) -> dict[str, Any]:
     """Run one cell (in this process or a worker); returns the run's summary."""
     warnings: list[str] = []

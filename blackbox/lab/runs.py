@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.run import (
-    BUDGET_KEYS,
+    ResolvedRun,
     RunConfig,
     breaking_changes,
     build_components,
@@ -33,19 +33,11 @@ from ..config.run import (
     load_toml,
     read_run_config,
     resolve_run_config,
+    resolved_run,
 )
 from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
-from ..driver.stop import (
-    ConfirmGoal,
-    EnvSteps,
-    Evaluations,
-    Generations,
-    GoalHeld,
-    StopCondition,
-    TargetFitness,
-    WallTime,
-)
+from ..driver.stop import ConfirmGoal
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
 from ..files import save_npz, write_json, write_toml
 from ..store.checkpoint import (
@@ -58,8 +50,7 @@ from ..store.checkpoint import (
 )
 from .plots import have_matplotlib, plot_run
 
-__all__ = ["RunPaths", "ResumeWarning", "start_run", "resume_run", "build_conditions", "check_out_dir",
-           "read_result", "is_finished"]
+__all__ = ["RunPaths", "ResumeWarning", "start_run", "resume_run", "check_out_dir", "read_result", "is_finished"]
 
 _RUN_FILES = ("config.toml", "records.csv", "records.jsonl", "result.json", "solution.npz", "curve.png")
 _RUN_DIRS = ("checkpoints", "tensorboard")
@@ -88,21 +79,6 @@ class RunPaths:
     tensorboard = property(lambda self: self.root / "tensorboard")
 
 
-def build_conditions(stop: dict[str, Any]) -> list[StopCondition]:
-    """Stop conditions from a resolved ``[stop]`` table."""
-    conditions: list[StopCondition] = []
-    makers = {"generations": Generations, "max_evaluations": Evaluations, "max_steps": EnvSteps,
-              "max_time": WallTime, "target": TargetFitness}
-    for key, maker in makers.items():
-        if stop.get(key) is not None:
-            conditions.append(maker(stop[key]))
-    if stop.get("goal") is not None and stop.get("goal_episodes") is not None:
-        conditions.append(ConfirmGoal(stop["goal"], stop["goal_episodes"]))
-    elif stop.get("goal") is not None:
-        conditions.append(GoalHeld(stop["goal"], stop.get("goal_generations", 1)))
-    return conditions
-
-
 def read_result(run_dir: str | Path) -> dict[str, Any] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
@@ -120,13 +96,13 @@ def is_finished(run_dir: str | Path) -> bool:
     return bool(result and result.get("finished"))
 
 
-def _run_changes(path: Path, resolved: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, Any, Any]]:
     """Differences that make it another run (what is logged, checkpointed or which executor runs it do not)."""
     existing = load_toml(path).data
     return [c for c in config_changes(existing, resolved) if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
 
 
-def check_out_dir(out: Path, resolved: dict[str, Any] | None, overwrite: bool) -> Path:
+def check_out_dir(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> Path:
     """Refuse a directory that holds another run (or anything else) unless ``overwrite``."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -156,20 +132,16 @@ def check_out_dir(out: Path, resolved: dict[str, Any] | None, overwrite: bool) -
     return out
 
 
-def _budget(resolved: dict[str, Any]) -> dict[str, Any]:
-    return {k: resolved["stop"][k] for k in BUDGET_KEYS if k in resolved["stop"]}
-
-
-def _callbacks(resolved: dict[str, Any], paths: RunPaths, run: Run | None, show_progress: bool,
+def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,
                console: Any) -> list[Callback]:
     resumed = run is not None
     callbacks: list[Callback] = [
         CSVRecords(paths.records_csv, append=resumed),
         JSONLRecords(paths.records_jsonl, append=resumed),
-        Checkpointer(paths.checkpoints, resolved["checkpoint"]["every"], resolved["checkpoint"]["keep"],
-                     config=resolved),
+        Checkpointer(paths.checkpoints, resolved.checkpoint.every, resolved.checkpoint.keep,
+                     config=resolved.to_dict()),
     ]
-    if resolved["log"].get("tensorboard"):
+    if resolved.log.tensorboard:
         from ..driver.logs import TensorBoardLog
 
         last = run.records[-1] if resumed and run.records else None
@@ -177,25 +149,25 @@ def _callbacks(resolved: dict[str, Any], paths: RunPaths, run: Run | None, show_
     if show_progress:
         from ..driver.progress import ProgressDisplay
 
-        callbacks.append(ProgressDisplay(_budget(resolved), console=console))
+        callbacks.append(ProgressDisplay(resolved.stop.budget(), console=console))
     return callbacks
 
 
-def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, Any, Any], run: Run | None,
+def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any, Any], run: Run | None,
              show_progress: bool, console: Any, callbacks: Sequence[Callback], notes: list[str]) -> dict[str, Any]:
     strategy, problem, executor = components
-    conditions = build_conditions(resolved["stop"])
+    conditions = resolved.stop.conditions()
     hooks = _callbacks(resolved, paths, run, show_progress, console) + list(callbacks)
     paths.result.unlink(missing_ok=True)
     resumed_from = run.strategy.generation if run is not None else None
     summary: dict[str, Any] = {
-        "run_dir": str(paths.root), "strategy": resolved["strategy"]["name"],
-        "problem": resolved["problem"]["name"], "problem_label": problem_label(resolved["problem"]),
-        "seed": resolved["seed"], "resumed_from": resumed_from,
+        "run_dir": str(paths.root), "strategy": resolved.strategy.name,
+        "problem": resolved.problem.name, "problem_label": resolved.label(),
+        "seed": resolved.seed, "resumed_from": resumed_from,
     }
     try:
-        result = optimize(strategy, problem, executor, stop=conditions, seed=resolved["seed"],
-                          evaluate_center=resolved["evaluate_center"], callbacks=hooks, run=run)
+        result = optimize(strategy, problem, executor, stop=conditions, seed=resolved.seed,
+                          evaluate_center=resolved.evaluate_center, callbacks=hooks, run=run)
     except BaseException as exc:
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {type(exc).__name__}: {exc}"
         try:
@@ -213,9 +185,9 @@ def _execute(resolved: dict[str, Any], paths: RunPaths, components: tuple[Any, A
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
                               "best_fitness": result.best_fitness, **_flat("problem", problem.state_dict())})
     curve = None
-    if resolved["log"].get("plot", True):
+    if resolved.log.plot:
         if have_matplotlib():
-            title = f"{resolved['strategy']['name']} on {problem_label(resolved['problem'])} (seed {resolved['seed']})"
+            title = f"{resolved.strategy.name} on {resolved.label()} (seed {resolved.seed})"
             curve = str(plot_run(result.records, paths.curve, title))
         else:
             notes.append("no curve.png: matplotlib is not installed (pip install 'blackbox-es[plot]')")
@@ -264,14 +236,15 @@ def _last_checkpoint(paths: RunPaths) -> Path | None:
     return found[-1][1] if found else None
 
 
-def start_run(resolved: dict[str, Any], out: str | Path, *, overwrite: bool = False,
+def start_run(resolved: ResolvedRun | dict[str, Any], out: str | Path, *, overwrite: bool = False,
               show_progress: bool = False, console: Any = None,
               callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
-    """Run ``resolved`` (from :func:`resolve_run_config`) into the directory ``out``; the summary."""
+    """Run ``resolved`` (from :func:`resolve_run_config`, or a config table) into ``out``; the summary."""
+    resolved = resolved_run(resolved)
     components = build_components(resolved)
     try:
         paths = RunPaths(check_out_dir(Path(out), resolved, overwrite))
-        write_toml(paths.config, resolved)
+        write_toml(paths.config, resolved.to_dict())
     except BaseException:
         components[2].close()
         raise
@@ -283,7 +256,7 @@ def _warn(message: str) -> None:
 
 
 def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | None = None,
-               config: dict[str, Any] | None = None, checkpoint: str | Path | None = None,
+               config: ResolvedRun | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
                show_progress: bool = False, console: Any = None, warn: Callable[[str], None] = _warn,
                callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
     """Continue the run in ``run_dir`` from its newest good checkpoint (or ``checkpoint``).
@@ -298,7 +271,7 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
     if not paths.config.exists():
         raise ConfigError(f"{paths.root} is not a blackbox run directory (it has no config.toml)")
     if config is not None:
-        resolved = config
+        resolved = resolved_run(config)
     else:
         run_config = read_run_config(load_toml(paths.config))
         if change is not None:
@@ -336,21 +309,12 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
         executor.close()
         raise type(exc)(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
     rewrite_records(paths.records_csv, paths.records_jsonl, run.records)
-    write_toml(paths.config, resolved)
+    write_toml(paths.config, resolved.to_dict())
     summary = _execute(resolved, paths, components, run, show_progress, console, callbacks, [])
     if emitted:
         summary["warnings"] = emitted
         write_json(paths.result, summary)
     return summary
-
-
-def problem_label(problem: dict[str, Any]) -> str:
-    """The problem's name and what tells its instances apart for people: ``gym:CartPole-v1``."""
-    for key in ("env", "dataset", "function"):
-        value = problem.get(key)
-        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "auto":
-            return f"{problem['name']}:{value}"
-    return str(problem["name"])
 
 
 def describe_summary(summary: dict[str, Any]) -> str:
@@ -368,10 +332,10 @@ def describe_summary(summary: dict[str, Any]) -> str:
             f"({summary['stop_reason']}{resumed})\nrun saved in {summary['run_dir']}")
 
 
-def default_out(resolved: dict[str, Any]) -> Path:
+def default_out(resolved: ResolvedRun) -> Path:
     """``runs/<strategy>-<problem>-<time>``, with a suffix if that exists already."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = Path("runs") / f"{resolved['strategy']['name']}-{resolved['problem']['name']}-{stamp}"
+    base = Path("runs") / f"{resolved.strategy.name}-{resolved.problem.name}-{stamp}"
     out, n = base, 1
     while out.exists():
         n += 1

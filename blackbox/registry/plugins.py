@@ -1,4 +1,4 @@
-"""Plugins by name: entry-point discovery, provenance, and the ``make_*`` factories.
+"""Plugins by name: entry-point discovery, provenance, and ``make`` (a name or Component -> object).
 
 Three entry-point groups, ``blackbox.strategies``, ``blackbox.problems`` and
 ``blackbox.executors``. The built-ins are registered through this project's own
@@ -14,18 +14,19 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import inspect
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, PluginError, UnknownNameError, did_you_mean
+from .component import Component, as_component
 from .imports import import_object
-from .spec import Spec, parse_spec
+from .options import bind, call, check_options, options_of
+from .spec import Spec
 
 __all__ = [
     "PluginEntry", "BrokenDistribution", "Registry", "strategies", "problems", "executors",
-    "registry_for", "refresh", "broken_distributions", "check_protocol", "make_strategy",
-    "make_problem", "make_executor", "resolved_config", "check_options",
+    "registry_for", "refresh", "broken_distributions", "check_protocol", "make", "make_strategy",
+    "make_problem", "make_executor",
 ]
 
 
@@ -293,85 +294,41 @@ def registry_for(kind: str) -> Registry:
     return aliases[kind]
 
 
-def _signature(factory: Callable) -> inspect.Signature | None:
-    try:
-        return inspect.signature(factory)
-    except (TypeError, ValueError):
-        return None
+def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
+    """Build the ``kind`` plugin that ``spec`` names, with ``options`` over the spec's own.
 
-
-def check_options(kind: str, name: str, factory: Callable, args: tuple, options: dict[str, Any]) -> None:
-    """Refuse unknown option names and surplus positional values before calling ``factory``."""
-    sig = _signature(factory)
-    if sig is None:
-        return
-    params = list(sig.parameters.values())
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return
-    known = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for key in options:
-        if key not in known:
-            raise UnknownNameError(
-                f"{kind} {name!r} has no option {key!r}.{did_you_mean(key, known)} "
-                f"Options: {', '.join(known) or 'none'}"
-            )
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if not any(p.kind is p.VAR_POSITIONAL for p in params) and len(args) > len(positional):
-        raise ConfigError(
-            f"{kind} {name!r} takes at most {len(positional)} positional value(s) "
-            f"({', '.join(p.name for p in positional) or 'none'}), got {len(args)}: {list(args)!r}"
-        )
-    try:
-        sig.bind(*args, **options)
-    except TypeError as exc:
-        raise ConfigError(f"{kind} {name!r}: {exc}") from None
-
-
-def resolved_config(factory: Callable, args: tuple = (), options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Every option of ``factory`` with its value: the given ones, then the defaults."""
-    sig = _signature(factory)
-    options = dict(options or {})
-    if sig is None:
-        return options
-    bound = sig.bind_partial(*args, **options)
-    bound.apply_defaults()
-    out: dict[str, Any] = {}
-    for key, value in bound.arguments.items():
-        kind = sig.parameters[key].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
-            out.update(value)  # options passed through **kwargs (a plugin's own option set) are kept
-        elif kind is not inspect.Parameter.VAR_POSITIONAL:
-            out[key] = value
-    return out
-
-
-def _make(kind: str, spec: str | Spec, options: dict[str, Any]) -> Any:
-    if isinstance(spec, Spec):
-        parsed = spec
-    elif isinstance(spec, str):
-        parsed = parse_spec(spec)
+    A spec string is parsed once into a :class:`Component`; an unbound component is bound (its
+    positional values named, every option checked) by :func:`~blackbox.registry.options.bind`. A
+    component bound already (a resolved run's) is built as it is; only ``options`` are checked.
+    """
+    component = as_component(kind, spec)
+    registry = registry_for(kind)
+    factory = registry.load(component.name)
+    known = options_of(factory)
+    if component.bound:
+        extra = Component(kind, component.name, (), dict(options), component.where)
+        check_options(extra, known)
     else:
-        raise ConfigError(f"{kind} must be named by a string, got {type(spec).__name__}: {spec!r}")
-    registry = _REGISTRIES[kind]
-    factory = registry.load(parsed.name)
-    merged = {**parsed.kwargs, **options}
-    check_options(kind, parsed.name, factory, tuple(parsed.args), merged)
-    obj = factory(*parsed.args, **merged)
+        if options:
+            component = component.with_options(options)
+        component = bind(component, known)
+        options = {}
+    obj = call(factory, component, options)
     if not inspect.isclass(factory):
-        check_protocol(kind, obj, parsed.name, registry.entry(parsed.name).source)
+        check_protocol(kind, obj, component.name, registry.entry(component.name).source)
     return obj
 
 
-def make_strategy(name: str | Spec, **config: Any):
+def make_strategy(name: str | Spec | Component, **config: Any):
     """Build a strategy by name or spec: ``make_strategy("openai-es", dim=10, sigma=0.05)``."""
-    return _make("strategy", name, config)
+    return make("strategy", name, **config)
 
 
-def make_problem(name: str | Spec, **config: Any):
+def make_problem(name: str | Spec | Component, **config: Any):
     """Build a problem by name or spec: ``make_problem("quadratic:dim=100")``."""
-    return _make("problem", name, config)
+    return make("problem", name, **config)
 
 
-def make_executor(name: str | Spec, **config: Any):
+def make_executor(name: str | Spec | Component, **config: Any):
     """Build an executor by name or spec: ``make_executor("serial")``."""
-    return _make("executor", name, config)
+    return make("executor", name, **config)

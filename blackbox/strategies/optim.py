@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from .._validate import check_choice
+from .._validate import check_choice, check_nonnegative
 from ..core.state import load_fields, save_fields
 from ..errors import ConfigError, StateError, UnknownNameError, did_you_mean
 from ..registry.spec import format_spec, parse_spec
@@ -30,18 +30,6 @@ __all__ = [
     "Optimizer", "Rule", "SGD", "Momentum", "Adam", "ClipUp", "WeightDecay", "parse_optimizer", "read_optimizer_spec",
     "not_used", "build_optimizer", "make_optimizer", "check_nonnegative", "RULES", "OPTIMIZERS",
 ]
-
-
-def check_nonnegative(name: str, value: Any, *, positive: bool = False) -> float:
-    """A finite number >= 0 (> 0 with ``positive``), in the words the optimizers' errors use."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if not np.isfinite(value) or value < 0 or (positive and value == 0):
-        bound = "> 0" if positive else ">= 0"
-        raise ConfigError(f"{name} must be a finite number {bound}, got {value!r}")
-    return value
 
 
 def _check_unit(name: str, value: Any) -> float:

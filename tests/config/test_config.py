@@ -176,7 +176,7 @@ def test_json_prints_exactly_one_object(tmp_path, capsys):
 
 def test_run_config_from_python_checks_like_a_file():
     config = run_config("nes:popsize=10", "sphere:dim=3", stop={"generations": 4}, sigma=0.2)
-    assert config["strategy"]["sigma"] == 0.2 and config["problem"]["dim"] == 3
+    assert config.strategy.options["sigma"] == 0.2 and config.problem.options["dim"] == 3
     with pytest.raises(ConfigError, match="has no option 'sigmaa'"):
         run_config("nes", "sphere", stop={"generations": 4}, sigmaa=0.2)
     with pytest.raises(ConfigError, match="could never stop"):

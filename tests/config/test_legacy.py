@@ -45,6 +45,6 @@ def test_a_010_run_config_builds_without_a_warning_and_matches_its_checkpoint(ru
         resolved = resolve_run_config(read_run_config(load_toml(RUNS / run / "config.toml")))
         strategy, _, executor = build_components(resolved)
     executor.close()
-    assert "beta1" not in resolved["strategy"] or strategy.params.optimizer == "adam"
+    assert "beta1" not in resolved.strategy.options or strategy.params.optimizer == "adam"
     checkpoint = load_checkpoint(RUNS / run / "checkpoints" / "gen-000002")
     assert breaking_changes(checkpoint.config, resolved) == []

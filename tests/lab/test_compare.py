@@ -233,8 +233,8 @@ def test_smoke_mode_shrinks_seeds_and_every_budget(tmp_path, drift, monkeypatch)
     path = write(tmp_path, EXPERIMENT + "\n[smoke]\nseeds = 1\nbudget = { generations = 2 }\n")
     experiment = load_experiment(path, smoke=True)
     assert experiment.seeds == [0] and len(experiment.cells) == 4
-    assert {cell.resolved["stop"]["generations"] for cell in experiment.cells} == {2}
-    assert all("max_evaluations" not in cell.resolved["stop"] for cell in experiment.cells)
+    assert {cell.resolved.stop.generations for cell in experiment.cells} == {2}
+    assert all(cell.resolved.stop.max_evaluations is None for cell in experiment.cells)
     monkeypatch.setenv("BLACKBOX_SMOKE", "1")
     assert load_experiment(path).smoke
     monkeypatch.setenv("BLACKBOX_SMOKE", "0")

@@ -20,6 +20,7 @@ from blackbox.cli import main
 from blackbox.config.run import build_components, load_toml, read_run_config, resolve_run_config
 from blackbox.errors import BlackboxError
 from blackbox.lab.experiment import load_experiment
+from blackbox.registry.options import options_of
 from blackbox.registry.plugins import problems, strategies
 from tests.reliability.helpers import note
 
@@ -30,13 +31,9 @@ CHEAP_PROBLEMS = ["quadratic", "sphere", "rosenbrock", "rastrigin"]
 
 
 def _options(registry, names):
-    from blackbox.registry.plugins import _signature
-
     found = set()
     for name in names:
-        sig = _signature(registry.load(name))
-        if sig is not None:
-            found.update(p for p in sig.parameters if p not in ("self",))
+        found.update(options_of(registry.load(name)).names)
     return sorted(found)
 
 
@@ -110,10 +107,7 @@ def broad_run_documents(problem_names):
 
 
 def _own_options(registry, name):
-    from blackbox.registry.plugins import _signature
-
-    sig = _signature(registry.load(name))
-    return [p for p in sig.parameters if p not in ("dim", "seed")] if sig is not None else []
+    return [p for p in options_of(registry.load(name)).names if p not in ("dim", "seed")]
 
 
 OWN_OPTIONS = {(kind, name): _own_options(registry, name)

@@ -173,10 +173,9 @@ option_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.flo
 
 
 def _option_names(name):
-    from blackbox.registry.plugins import _signature
+    from blackbox.registry.options import options_of
 
-    sig = _signature(strategies.load(name))
-    return sorted(p for p in sig.parameters if p != "self")
+    return sorted(options_of(strategies.load(name)).names)
 
 
 @pytest.mark.parametrize("name", ALL_STRATEGIES)

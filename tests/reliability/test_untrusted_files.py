@@ -249,14 +249,14 @@ def test_loading_and_resolving_a_config_imports_nothing_it_names(tmp_path, monke
     config.write_text('[problem]\nname = "gym"\nenv = "evil_policy:Evil-v0"\npolicy = "evil_policy:make"\n'
                       '[stop]\ngenerations = 1\n')
     resolved = resolve_run_config(read_run_config(load_toml(config)))
-    assert resolved["problem"]["policy"] == "evil_policy:make"
+    assert resolved.problem.options["policy"] == "evil_policy:make"
     assert not marker.exists() and "evil_policy" not in sys.modules
     # The same config inside a checkpoint's state.json: loading the checkpoint imports nothing either.
     problem = Faulty(dim=4)
     strategy = bb.make_strategy("openai-es", dim=4, popsize=10, seed=0)
     run = Run(strategy, problem, bb.make_executor("serial"), 0)
     bb.optimize(strategy, problem, run.executor, generations=1, run=run)
-    saved = ck.save_checkpoint(tmp_path / "checkpoints", run, config=resolved)
+    saved = ck.save_checkpoint(tmp_path / "checkpoints", run, config=resolved.to_dict())
     loaded = ck.load_checkpoint(saved)
     assert loaded.config["problem"]["policy"] == "evil_policy:make"
     assert not marker.exists() and "evil_policy" not in sys.modules

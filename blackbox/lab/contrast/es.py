@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ...driver.loop import Callback, Record, Result, Run, optimize
-from ...registry.plugins import make_strategy, resolved_config, strategies
+from ...registry.options import resolved_config
+from ...registry.plugins import make_strategy, strategies
 from ...registry.spec import parse_spec
 from .curves import Curve, EvalSchedule
 
@@ -87,7 +88,8 @@ def train_es(
     schedule = schedule or EvalSchedule()
     name, options = es_options(strategy, settings)
     es = make_strategy(name, dim=problem.dim, x0=x0, seed=seed, **options)
-    config = {"name": name, **resolved_config(strategies.load(name), (), {**options, "dim": problem.dim, "seed": seed})}
+    config = {"name": name, **resolved_config(strategies.load(name), (), {**options, "dim": problem.dim, "seed": seed},
+                                              kind="strategy", name=name)}
     config.pop("x0", None)
     curve = Curve(method=f"ES ({name})", unit="generation", pass_kind="forward")
     tracker = AccuracyTracker(problem, curve, schedule, target)

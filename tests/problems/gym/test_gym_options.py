@@ -82,7 +82,7 @@ def test_the_flat_keys_are_the_options_contract():
     saved = tomllib.loads(V010_RUN.read_text())
     resolved = run_config("pgpe:popsize=16", "gym:Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5",
                           stop={"generations": 4})
-    assert list(resolved["problem"].items()) == list(saved["problem"].items())
+    assert list(resolved.to_dict()["problem"].items()) == list(saved["problem"].items())
 
 
 def test_a_value_given_twice_or_an_unknown_key_is_refused():
