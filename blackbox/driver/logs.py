@@ -1,4 +1,5 @@
-"""Writers of per-generation records: CSV and JSON Lines, flushed every generation."""
+"""Writers of per-generation records: CSV and JSON Lines (flushed every generation) and TensorBoard
+event files, with the readers of the first two. The fields are :mod:`blackbox.driver.record`'s."""
 
 from __future__ import annotations
 
@@ -8,17 +9,18 @@ import json
 import math
 import os
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import ConfigError, StorageError
-from ..files import describe_os_error
-from .loop import Callback, Record, Result, Run
+from ..files import atomic_write, describe_os_error
+from .loop import Callback, Result, Run
+from .record import FIELD_GROUPS, INT_FIELDS, RECORD_FIELDS, Record
 
-__all__ = ["CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records", "csv_row", "json_line", "rewrite_records", "TensorBoardLog", "summary_writer_class"]
-
-RECORD_FIELDS = [f.name for f in fields(Record)]
+__all__ = [
+    "CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records", "csv_row",
+    "json_line", "rewrite_records", "TensorBoardLog", "summary_writer_class",
+]
 
 
 def _jsonable(value: Any) -> Any:
@@ -39,8 +41,6 @@ def json_line(record: Record) -> str:
 
 def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records: list[Record]) -> None:
     """Replace both record files by exactly ``records`` (atomically): a resumed run starts here."""
-    from ..files import atomic_write
-
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=RECORD_FIELDS)
     writer.writeheader()
@@ -122,11 +122,10 @@ class JSONLRecords(_FileRecords):
 
 def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
     """Read records written by :class:`CSVRecords` back as dicts of numbers."""
-    ints = {"generation", "evaluations", "steps", "center_rank", "above_mean"}
     out = []
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            out.append({k: (None if v == "" else int(v) if k in ints else float(v)) for k, v in row.items()})
+            out.append({k: (None if v == "" else int(v) if k in INT_FIELDS else float(v)) for k, v in row.items()})
     return out
 
 
@@ -141,11 +140,7 @@ def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-# -- from tensorboard.py: TensorBoard event files for a run (``--tensorboard``): tensorboardX, else torch's writer.
-
-_FITNESS = ("best", "mean", "median", "worst", "center", "best_ever")
-_SEARCH = ("sigma", "update_norm", "center_rank", "above_mean")
-_COUNTERS = ("evaluations", "steps", "time", "generation_time")
+# -- TensorBoard event files for a run (``--tensorboard``): tensorboardX, else torch's writer -----------
 
 
 def summary_writer_class() -> Any:
@@ -193,7 +188,7 @@ class TensorBoardLog(Callback):
 
     def on_generation(self, run: Run, record: Record) -> None:
         by_generation = self._writer("generations")
-        for group, names in (("fitness", _FITNESS), ("search", _SEARCH), ("run", _COUNTERS)):
+        for group, names in FIELD_GROUPS.items():
             for name in names:
                 value = getattr(record, name)
                 if value is not None:

@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Record", "RecordLog", "RECORD_FIELDS", "INT_FIELDS"]
+__all__ = ["Record", "RecordLog", "RECORD_FIELDS", "INT_FIELDS", "FIELD_GROUPS"]
 
 
 @dataclass
@@ -42,8 +42,16 @@ class Record:
         return asdict(self)
 
 
+#: The one list of record fields, in column order (CSV headers, checkpoints, RecordLog columns).
 RECORD_FIELDS = [f.name for f in fields(Record)]
+#: The fields that hold integers (or None); the others hold floats.
 INT_FIELDS = frozenset({"generation", "evaluations", "steps", "center_rank", "above_mean"})
+#: Every field but ``generation`` (the x axis) by what it measures: TensorBoard's scalar groups.
+FIELD_GROUPS: dict[str, tuple[str, ...]] = {
+    "fitness": ("best", "mean", "median", "worst", "center", "best_ever"),
+    "search": ("sigma", "update_norm", "center_rank", "above_mean"),
+    "run": ("evaluations", "steps", "time", "generation_time"),
+}
 _INT_COLUMNS = np.array([name in INT_FIELDS for name in RECORD_FIELDS])
 
 
