@@ -18,8 +18,7 @@ from ..core.problem import EvalResult
 from ..errors import EvaluationError, StateError
 from ..executors.serial import SerialExecutor
 from .fixtures import FAIL_MARK, ProbeProblem
-from .kit import Subject, fail, register_check
-from .problem_checks import same_result
+from .subject import Subject, fail, register_check, same_result
 
 __all__: list[str] = []
 

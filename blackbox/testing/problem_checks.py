@@ -13,9 +13,8 @@ import pickle
 import numpy as np
 
 from ..core.problem import EvalResult
-from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files
-from .strategy_checks import describe_difference, same
+from .subject import Subject, describe_difference, fail, register_check, same, same_result
 
 __all__: list[str] = []
 
@@ -50,20 +49,6 @@ def evaluate(problem, params, seeds, what: str = "evaluate()") -> EvalResult:
             raise fail(f"{what} returned info[{key!r}] of shape {np.asarray(value).shape}; "
                        f"its first axis must have one entry per row ({m})")
     return result
-
-
-def same_result(a: EvalResult, b: EvalResult) -> str:
-    """'' when both results are bit-identical, else what differs."""
-    if not same(a.fitness, b.fitness):
-        return f"fitness differs ({describe_difference(a.fitness, b.fitness)})"
-    if not same(a.steps, b.steps):
-        return f"steps differ ({describe_difference(a.steps, b.steps)})"
-    if set(a.info) != set(b.info):
-        return f"info keys differ: {sorted(a.info)} vs {sorted(b.info)}"
-    for key in a.info:
-        if not same(np.asarray(a.info[key]), np.asarray(b.info[key])):
-            return f"info[{key!r}] differs"
-    return ""
 
 
 @check

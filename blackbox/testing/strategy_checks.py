@@ -18,8 +18,8 @@ import numpy as np
 from ..core.population import Population
 from ..errors import StateError, TellError
 from ..problems.functions import BLOG_SOLUTION
-from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files
+from .subject import Subject, describe_difference, fail, register_check, same
 
 __all__: list[str] = []
 
@@ -49,22 +49,6 @@ def step(strategy, fitness=fitness_of) -> Population:
     population = strategy.ask()
     strategy.tell(fitness(population.params))
     return population
-
-
-def describe_difference(a: np.ndarray, b: np.ndarray) -> str:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return f"shapes {a.shape} and {b.shape}"
-    differ = np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))).ravel())
-    if not len(differ):
-        return "no difference"
-    i = np.unravel_index(differ[0], a.shape)
-    return f"{len(differ)} of {a.size} values differ, first at {tuple(int(k) for k in i)}: {a[i]!r} vs {b[i]!r}"
-
-
-def same(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
 
 
 def expect_same_run(reference, other, generations: int, what: str, recorded: list | None = None) -> None:
