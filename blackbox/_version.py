@@ -7,6 +7,7 @@ package instead; anything else reports ``0+unknown`` rather than failing.
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -17,9 +18,9 @@ DISTRIBUTION = "blackbox-es"
 
 
 def _from_source_tree() -> str:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         import tomli as tomllib
     try:
         project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
