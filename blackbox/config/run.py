@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_float, check_int
+from ..core.problem import Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..registry.plugins import (
     executors,
@@ -662,7 +663,7 @@ def empty_preset() -> dict[str, dict[str, Any]]:
 def problem_preset(spec: Spec, strategy: str) -> dict[str, dict[str, Any]]:
     """The preset the problem named by ``spec`` recommends for ``strategy`` (empty if none)."""
     factory = problems.load(spec.name)
-    hook = getattr(factory, "recommended", None)
+    hook = factory.recommended if isinstance(factory, Recommends) else None
     if not callable(hook):
         return empty_preset()
     preset = hook(*spec.args, strategy=strategy, **spec.kwargs)
