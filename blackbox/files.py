@@ -14,9 +14,9 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import tomli_w
@@ -24,7 +24,7 @@ import tomli_w
 from .errors import BlackboxError, CheckpointError, StorageError
 
 __all__ = [
-    "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "save_npz", "load_npz",
+    "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz", "load_npz",
     "write_toml", "write_json", "map_tree", "to_plain",
 ]
 
@@ -40,7 +40,8 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
+        handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+        with handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
@@ -111,6 +112,14 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc)
 
 
+def npz_bytes(arrays: Mapping[str, Any]) -> bytes:
+    """The bytes of an uncompressed ``.npz`` archive holding ``arrays`` under their names."""
+    members: dict[str, Any] = dict(arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    return buffer.getvalue()
+
+
 def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
     """Save arrays (numbers become 0-d arrays) atomically; object arrays are refused."""
     clean = {}
@@ -119,9 +128,8 @@ def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
         if arr.dtype == object:
             raise CheckpointError(f"cannot save {key!r}: object arrays would need pickle")
         clean[key] = arr
-    buffer = io.BytesIO()
-    np.savez(buffer, **clean)
-    return atomic_write(path, lambda handle: handle.write(buffer.getvalue()))
+    payload = npz_bytes(clean)
+    return atomic_write(path, lambda handle: handle.write(payload))
 
 
 #: An ``.npz`` may unpack to at most this many times its size (we write uncompressed archives), and

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError, StorageError
+from ..errors import ConfigError, StateError, StorageError
 from ..files import atomic_write, describe_os_error
 from .loop import Callback, Result, Run
 from .record import FIELD_GROUPS, INT_FIELDS, RECORD_FIELDS, Record
@@ -73,21 +73,23 @@ class _FileRecords(Callback):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = not (self.append and self.path.exists() and self.path.stat().st_size > 0)
             self._file = open(self.path, "a" if not fresh else "w", newline="", encoding="utf-8")
-            self._begin(fresh)
+            self._begin(self._file, fresh)
         except OSError as exc:
             raise self._storage_error(exc) from exc
 
-    def _begin(self, fresh: bool) -> None:
+    def _begin(self, file: IO[str], fresh: bool) -> None:
         """Write a header if the format has one."""
 
     def on_generation(self, run: Run, record: Record) -> None:
+        if self._file is None:
+            raise StateError(f"{type(self).__name__} writes {self.path} between on_start() and on_end() only")
         try:
-            self._write(record)
+            self._write(self._file, record)
             self._file.flush()
         except OSError as exc:
             raise self._storage_error(exc) from exc
 
-    def _write(self, record: Record) -> None:
+    def _write(self, file: IO[str], record: Record) -> None:
         """Write one record (buffered; flushed by the caller)."""
 
     def on_end(self, run: Run, result: Result) -> None:
@@ -104,20 +106,20 @@ class _FileRecords(Callback):
 class CSVRecords(_FileRecords):
     """One CSV row per generation, with a header; ``append`` continues an existing file."""
 
-    def _begin(self, fresh: bool) -> None:
-        self._writer = csv.DictWriter(self._file, fieldnames=RECORD_FIELDS)
+    def _begin(self, file: IO[str], fresh: bool) -> None:
+        self._writer = csv.DictWriter(file, fieldnames=RECORD_FIELDS)
         if fresh:
             self._writer.writeheader()
 
-    def _write(self, record: Record) -> None:
+    def _write(self, file: IO[str], record: Record) -> None:
         self._writer.writerow(csv_row(record))
 
 
 class JSONLRecords(_FileRecords):
     """One JSON object per generation (non-finite numbers as null / "inf" / "-inf")."""
 
-    def _write(self, record: Record) -> None:
-        self._file.write(json_line(record) + "\n")
+    def _write(self, file: IO[str], record: Record) -> None:
+        file.write(json_line(record) + "\n")
 
 
 def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:

@@ -118,8 +118,9 @@ class RecordLog(Sequence[Record]):
     def _row(self, index: int) -> Record:
         values, missing = self._blocks[index // self.BLOCK]
         row, mask = values[index % self.BLOCK].tolist(), missing[index % self.BLOCK].tolist()
-        return Record(**{name: None if gone else int(value) if is_int else value
-                         for name, value, gone, is_int in zip(RECORD_FIELDS, row, mask, _INT_COLUMNS.tolist())})
+        cells: dict[str, Any] = {name: None if gone else int(value) if is_int else value
+                                 for name, value, gone, is_int in zip(RECORD_FIELDS, row, mask, _INT_COLUMNS.tolist())}
+        return Record(**cells)
 
     def __len__(self) -> int:
         return self._length
@@ -130,7 +131,7 @@ class RecordLog(Sequence[Record]):
     @overload
     def __getitem__(self, index: slice) -> list[Record]: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
         if isinstance(index, slice):
             return [self._row(i) for i in range(*index.indices(self._length))]
         index = int(index)

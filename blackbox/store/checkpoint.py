@@ -22,7 +22,6 @@ too, as in RNG states), strings, booleans and None round-trip exactly (the codec
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import os
@@ -42,7 +41,7 @@ from ..driver.loop import Callback, Result, Run
 from ..driver.record import RECORD_FIELDS, Record, RecordLog
 from ..driver.stop import StopCondition
 from ..errors import CheckpointError, ConfigError
-from ..files import atomic_folder, describe_os_error, load_npz, to_plain, write_synced
+from ..files import atomic_folder, describe_os_error, load_npz, npz_bytes, to_plain, write_synced
 from .fingerprint import code_changes, code_fingerprint, source_closure
 from .tree import decode_tree, encode_tree
 
@@ -110,9 +109,7 @@ def save_checkpoint(
     )
     for key, value in records_to_arrays(run.records).items():
         arrays["records/" + key] = value
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    payload = buffer.getvalue()
+    payload = npz_bytes(arrays)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "generation": generation,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "score": encode_tree(_score(run.records), {}),

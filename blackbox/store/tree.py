@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CheckpointError
-from ..files import map_tree
+from ..files import map_tree, npz_bytes
 
 __all__ = ["encode_tree", "decode_tree", "leaf_fault", "through_files"]
 
@@ -86,9 +86,6 @@ def through_files(tree: Any) -> Any:
     (``np.load(allow_pickle=False)``) and the rest through JSON, then :func:`decode_tree`."""
     arrays: dict[str, np.ndarray] = {}
     text = json.dumps(encode_tree(tree, arrays), allow_nan=False)
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    buffer.seek(0)
-    with np.load(buffer, allow_pickle=False) as data:
+    with np.load(io.BytesIO(npz_bytes(arrays)), allow_pickle=False) as data:
         loaded = {name: data[name] for name in data.files}
     return decode_tree(json.loads(text), loaded)

@@ -34,6 +34,10 @@ __all__ = [
 ]
 
 
+#: Declared failures: ``{check_name: reason}``, or a callable of the Subject returning such a dict.
+ExpectedFailures = Mapping[str, str] | Callable[[Subject], Mapping[str, str]] | None
+
+
 class ConformanceError(BlackboxError, AssertionError):
     """Raised by :func:`run_checks` when a check failed (or an expected failure passed)."""
 
@@ -71,8 +75,7 @@ class BoundCheck:
         return f"<check {self.id}>"
 
 
-def as_subject(target: Any, expected_failures: Mapping[str, str] | Callable[[Subject], Mapping[str, str]] | None = None,
-               kind: str | None = None) -> Subject:
+def as_subject(target: Any, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Subject:
     """``target`` as a Subject, with ``expected_failures`` (a dict, or a callable of the subject) added."""
     subject = target if isinstance(target, Subject) else Subject(target, kind=kind)
     if expected_failures is not None:
@@ -90,7 +93,7 @@ def _is_any_check(name: str) -> bool:
     return any(name in {c.name for c in checks_of(kind)} for kind in KINDS)
 
 
-def checks_for(target: Any, expected_failures=None, kind: str | None = None) -> Iterator[BoundCheck]:
+def checks_for(target: Any, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Iterator[BoundCheck]:
     """Every check of the target's kind, bound to it."""
     subject = as_subject(target, expected_failures, kind)
     for check in checks_of(subject.kind):
@@ -157,8 +160,8 @@ class Report:
         return json.dumps(self.as_dict(), indent=2)
 
 
-def run_checks(target: Any, *, expected_failures=None, kind: str | None = None, raise_on_failure: bool = True,
-               only: list[str] | None = None) -> Report:
+def run_checks(target: Any, *, expected_failures: ExpectedFailures = None, kind: str | None = None,
+               raise_on_failure: bool = True, only: list[str] | None = None) -> Report:
     """Run every check (or the ``only`` ones) of ``target``; raise ConformanceError if one fails.
 
     A check declared in ``expected_failures`` that fails counts as ``xfail``; one that passes

@@ -42,7 +42,7 @@ def start_point(dim: int) -> np.ndarray:
 
 
 def make(subject: Subject, seed: int = 0, x0: Any = None):
-    return subject.make_strategy(seed=seed, x0=start_point(subject.dim) if x0 is None else x0)
+    return subject.make_strategy(seed=seed, x0=start_point(subject.strategy_dim) if x0 is None else x0)
 
 
 def step(strategy, fitness=fitness_of) -> Population:
@@ -73,7 +73,7 @@ def record_run(strategy, generations: int) -> list[np.ndarray]:
     return out
 
 
-def expect_error(kind: type, action, what: str, mention: tuple[str, ...] = ()) -> None:
+def expect_error(kind: type[BaseException], action, what: str, mention: tuple[str, ...] = ()) -> None:
     try:
         action()
     except kind as exc:
@@ -112,7 +112,7 @@ def errors_on_warnings(what: str):
 @check
 def check_protocol(subject: Subject) -> None:
     """ask/tell/state_dict/load_state_dict, dim, popsize, generation, sigma and center are there and sane."""
-    x0 = start_point(subject.dim)
+    x0 = start_point(subject.strategy_dim)
     strategy = make(subject, x0=x0)
     for name in ("ask", "tell", "state_dict", "load_state_dict"):
         if not callable(getattr(strategy, name, None)):
@@ -126,7 +126,7 @@ def check_protocol(subject: Subject) -> None:
         raise fail(f"a new strategy must have generation 0, got {getattr(strategy, 'generation', None)!r}")
     sigma = getattr(strategy, "sigma", None)
     try:
-        sigma_ok = np.all(np.isfinite(np.asarray(sigma, dtype=np.float64))) and np.all(np.asarray(sigma) >= 0)
+        sigma_ok = bool(np.all(np.isfinite(np.asarray(sigma, dtype=np.float64))) and np.all(np.asarray(sigma) >= 0))
     except (TypeError, ValueError):
         sigma_ok = False
     if not sigma_ok:
@@ -153,7 +153,7 @@ def check_ask_shape_and_dtype(subject: Subject) -> None:
         population = strategy.ask()
         if not isinstance(population, Population):
             raise fail(f"ask() must return a blackbox.Population, got {type(population).__name__}")
-        n, dim = strategy.popsize, subject.dim
+        n, dim = strategy.popsize, subject.strategy_dim
         if len(population) != n or population.dim != dim:
             raise fail(f"ask() returned {len(population)} rows of dim {population.dim}; expected {n} x {dim}")
         params = population.params
@@ -402,7 +402,7 @@ def check_call_order(subject: Subject) -> None:
 @check
 def check_converges_on_quadratic(subject: Subject) -> None:
     """On -|x - x*|^2 from x* + 1 the loss drops 100-fold within 1000 generations and 200,000 evaluations."""
-    dim = subject.dim
+    dim = subject.strategy_dim
     solution = np.resize(np.array(BLOG_SOLUTION), dim)
     x0 = solution + 1.0
     strategy = make(subject, seed=0, x0=x0)

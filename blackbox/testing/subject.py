@@ -66,7 +66,7 @@ class Subject:
             raise ConfigError("target is already a Subject; pass it as it is")
         self.target = target
         self.kind = _infer_kind(target, kind)
-        self.dim = int(options.pop("dim", 5)) if self.kind == "strategy" else None
+        self.dim: int | None = int(options.pop("dim", 5)) if self.kind == "strategy" else None
         if self.kind == "strategy":
             for reserved in ("seed", "x0"):
                 if reserved in options:
@@ -85,8 +85,15 @@ class Subject:
     def __repr__(self) -> str:
         return f"Subject({self.id!r}, kind={self.kind!r})"
 
+    @property
+    def strategy_dim(self) -> int:
+        """The dimension the strategy checks build strategies in (a strategy subject only)."""
+        if self.dim is None:
+            raise ConfigError(f"{self.id} is a {self.kind}, not a strategy")
+        return self.dim
+
     # -- factories --------------------------------------------------------------------------------
-    def make_strategy(self, seed: int = 0, x0: Any = None, dim: int | None = None):
+    def make_strategy(self, seed: int = 0, x0: Any = None, dim: int | None = None) -> Any:
         """A fresh strategy of ``dim`` (default: the subject's) with ``seed`` and ``x0``."""
         self._require("strategy")
         dim = self.dim if dim is None else dim
@@ -95,17 +102,17 @@ class Subject:
             return make_strategy(self.target, **config)
         return self.target(**config)
 
-    def make_problem(self):
+    def make_problem(self) -> Any:
         """A fresh problem."""
         self._require("problem")
         return self._make_other(make_problem)
 
-    def make_executor(self):
+    def make_executor(self) -> Any:
         """A fresh, not yet started executor."""
         self._require("executor")
         return self._make_other(make_executor)
 
-    def _make_other(self, by_name: Callable):
+    def _make_other(self, by_name: Callable[..., Any]) -> Any:
         if isinstance(self.target, str):
             return by_name(self.target, **self.options)
         if isinstance(self.target, (Problem, Executor)) or not callable(self.target):
@@ -219,7 +226,8 @@ def describe_difference(a: np.ndarray, b: np.ndarray) -> str:
     return f"{len(differ)} of {a.size} values differ, first at {tuple(int(k) for k in i)}: {a[i]!r} vs {b[i]!r}"
 
 
-def same(a, b) -> bool:
+def same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are arrays of one shape with equal values, NaN where the other has NaN."""
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
 
