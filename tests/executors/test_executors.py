@@ -29,6 +29,7 @@ from tests.helpers.executor_problems import (
     Stateful,
     ThreadReport,
 )
+from tests.helpers.extras import import_or_skip
 
 STRATEGIES = {
     "openai-es": lambda dim: bb.make_strategy("openai-es", dim=dim, popsize=20, sigma=0.1, seed=7),
@@ -100,7 +101,7 @@ def test_futures_process_pools_match_serial(reference):
 
 
 def test_futures_with_a_dask_client(reference):
-    distributed = pytest.importorskip("distributed")
+    distributed = import_or_skip("test", "distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         executor = bb.FuturesExecutor(client.get_executor(), workers=2)
@@ -176,7 +177,7 @@ def test_loky_removes_its_shared_files():
 
 
 def test_worker_threads_are_limited():
-    pytest.importorskip("threadpoolctl")
+    import_or_skip("mnist", "threadpoolctl")  # scikit-learn brings it
     pop = bb.Population.from_dense(np.zeros((4, 2)))
     with LokyExecutor(workers=2) as executor:
         executor.start(ThreadReport())
@@ -186,8 +187,8 @@ def test_worker_threads_are_limited():
 
 @pytest.mark.slow
 def test_worker_torch_threads_are_limited():
-    pytest.importorskip("torch")
-    pytest.importorskip("threadpoolctl")
+    import_or_skip("torch", "torch")
+    import_or_skip("mnist", "threadpoolctl")  # scikit-learn brings it
     pop = bb.Population.from_dense(np.zeros((4, 2)))
     with LokyExecutor(workers=2) as executor:
         executor.start(ThreadReport(torch=True))

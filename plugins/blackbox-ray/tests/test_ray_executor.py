@@ -6,6 +6,9 @@ import os
 
 import numpy as np
 import pytest
+
+pytest.importorskip("blackbox_ray", reason="needs the blackbox-ray plugin: pip install -e plugins/blackbox-ray")
+
 import ray
 from blackbox_ray import RayExecutor
 from ray_problems import FailsOnMark, KillOnce, Stateful

@@ -8,6 +8,8 @@ import cloudpickle
 import numpy as np
 import pytest
 
+from tests.helpers.extras import import_or_skip
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
@@ -113,7 +115,7 @@ def test_unknown_environment_suggests_the_closest_id():
 
 
 def test_policy_output_must_fit_the_action_space():
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch", "torch")
     net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
     with pytest.raises(bb.ConfigError) as info:
         GymProblem("CartPole-v1", policy=net)
