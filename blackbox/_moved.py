@@ -104,13 +104,20 @@ def _target(fullname: str) -> tuple[str, bool] | None:
 
 
 def _caller_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning raised in this module at the code doing the import."""
+    """The ``stacklevel`` that points a warning raised in this module at the code doing the import.
+
+    ``warnings`` itself steps over the import system's frozen frames; this counts the frames of this
+    module and of ``importlib.import_module`` that remain above the importer.
+    """
     frame: FrameType | None = sys._getframe(1)
     level = 1
-    while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
-                                 or frame.f_code.co_filename in (__file__, importlib.__file__)):
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):  # frames warnings skips by itself
+            if name not in (__file__, importlib.__file__):
+                return level
+            level += 1
         frame = frame.f_back
-        level += 1
     return level
 
 
