@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.problem import Playable, Scorable
+from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
 from ..files import load_npz, to_plain
 
@@ -113,7 +113,7 @@ def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dic
     return np.asarray(params, dtype=np.float64).reshape(-1), state
 
 
-def build_problem(config: dict[str, Any]):
+def build_problem(config: dict[str, Any]) -> Problem:
     from ..registry.plugins import make_problem
 
     options = dict(config.get("problem") or {})

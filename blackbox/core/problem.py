@@ -118,6 +118,9 @@ class Scorable(Protocol):
 class Playable(Protocol):
     """A problem that plays one episode for people to watch (``blackbox play --gif``)."""
 
+    #: The environment's name, as people know it (``"CartPole-v1"``).
+    env_id: str
+
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
              frames: list[Any] | None = None) -> tuple[float, int]:
         """Return and length of one episode in a fresh environment, rendered into ``frames`` when given."""
