@@ -69,15 +69,18 @@ def test_a_failing_fill_leaves_the_previous_folder_and_no_temporary_one(tmp_path
     assert (final / "a").read_bytes() == b"old"
 
 
-def test_atomic_write_on_a_read_only_folder_is_a_storage_error(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root writes into read-only folders")
-    tmp_path.chmod(0o500)
-    try:
-        with pytest.raises(StorageError, match=rf"could not write {tmp_path / 'x.json'}: \[Errno 13\]"):
-            files.write_json(tmp_path / "x.json", {"a": 1})
-    finally:
-        tmp_path.chmod(0o700)
+def test_a_failing_atomic_write_is_a_storage_error_and_keeps_the_previous_file(tmp_path, monkeypatch):
+    target = tmp_path / "x.json"
+    files.write_json(target, {"a": 1})
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(StorageError, match=rf"^could not write {target}: \[Errno {errno.ENOSPC}\] No space left"):
+        files.write_json(target, {"a": 2})
+    assert target.read_text() == '{\n  "a": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # the temporary file is gone
 
 
 # -- .npz ------------------------------------------------------------------------------------------

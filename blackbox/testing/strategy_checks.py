@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import pickle
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -41,17 +43,18 @@ def start_point(dim: int) -> np.ndarray:
     return np.linspace(-1.0, 1.0, dim)
 
 
-def make(subject: Subject, seed: int = 0, x0: Any = None):
+def make(subject: Subject, seed: int = 0, x0: Any = None) -> Any:
     return subject.make_strategy(seed=seed, x0=start_point(subject.strategy_dim) if x0 is None else x0)
 
 
-def step(strategy, fitness=fitness_of) -> Population:
+def step(strategy: Any, fitness: Callable[[np.ndarray], np.ndarray] = fitness_of) -> Population:
     population = strategy.ask()
     strategy.tell(fitness(population.params))
     return population
 
 
-def expect_same_run(reference, other, generations: int, what: str, recorded: list | None = None) -> None:
+def expect_same_run(reference: Any, other: Any, generations: int, what: str,
+                    recorded: list[np.ndarray] | None = None) -> None:
     """``other`` must ask exactly what ``reference`` asks (or what was ``recorded``), generation after generation."""
     for g in range(generations):
         expected = recorded[g] if recorded is not None else reference.ask().params
@@ -66,14 +69,14 @@ def expect_same_run(reference, other, generations: int, what: str, recorded: lis
                        f"({describe_difference(reference.center, other.center)})")
 
 
-def record_run(strategy, generations: int) -> list[np.ndarray]:
+def record_run(strategy: Any, generations: int) -> list[np.ndarray]:
     out = []
     for _ in range(generations):
         out.append(step(strategy).params.copy())
     return out
 
 
-def expect_error(kind: type[BaseException], action, what: str, mention: tuple[str, ...] = ()) -> None:
+def expect_error(kind: type[BaseException], action: Callable[[], object], what: str, mention: tuple[str, ...] = ()) -> None:
     try:
         action()
     except kind as exc:
@@ -87,25 +90,20 @@ def expect_error(kind: type[BaseException], action, what: str, mention: tuple[st
     raise fail(f"{what} did not raise; expected blackbox.{kind.__name__}")
 
 
-def errors_on_warnings(what: str):
+@contextmanager
+def errors_on_warnings(what: str) -> Iterator[None]:
     """A context that turns RuntimeWarnings (0/0, overflow), and a tell() refused because its
     update left the center or sigma non-finite, into a failure naming ``what``."""
-
-    class _Guard:
-        def __enter__(self):
-            self._ctx = warnings.catch_warnings()
-            self._ctx.__enter__()
-            warnings.simplefilter("error", RuntimeWarning)
-
-        def __exit__(self, kind, exc, tb):
-            self._ctx.__exit__(kind, exc, tb)
-            if kind is not None and issubclass(kind, RuntimeWarning):
-                raise fail(f"{what} raised RuntimeWarning: {exc}") from exc
-            if kind is not None and issubclass(kind, TellError) and "diverged" in str(exc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            yield
+        except RuntimeWarning as exc:
+            raise fail(f"{what} raised RuntimeWarning: {exc}") from exc
+        except TellError as exc:
+            if "diverged" in str(exc):
                 raise fail(f"{what} made the center or sigma non-finite ({exc})") from exc
-            return False
-
-    return _Guard()
+            raise
 
 
 # -- the protocol ---------------------------------------------------------------------------------
@@ -251,13 +249,13 @@ def check_state_dict_plain_data(subject: Subject) -> None:
             raise fail(f"state_dict() {when} is not JSON-able apart from its arrays: {exc}") from exc
 
 
-def _arrays_only(value):
+def _arrays_only(value: Any) -> None:
     if isinstance(value, np.ndarray):
         return None
     raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
-def _scramble_arrays(value) -> None:
+def _scramble_arrays(value: Any) -> None:
     """Overwrite every array of a loaded state: a strategy must not keep references into it."""
     if isinstance(value, np.ndarray) and value.flags.writeable and value.size:
         if np.issubdtype(value.dtype, np.floating):
@@ -332,7 +330,7 @@ def check_nan_fitness(subject: Subject) -> None:
     """NaN fitness (some rows, then all) is accepted without warnings and keeps everything finite."""
     strategy = make(subject)
 
-    def with_nans(x):
+    def with_nans(x: np.ndarray) -> np.ndarray:
         f = fitness_of(x)
         f[1::4] = np.nan
         return f
