@@ -14,7 +14,7 @@ import pytest
 import blackbox as bb
 from blackbox import _moved
 from tests.helpers import ROOT, subprocess_env
-from tests.helpers.extras import missing
+from tests.helpers.extras import missing, reason
 
 #: old path -> (new path, a name a user imported from it, the modules the new one needs).
 OLD_PATHS = {
@@ -79,8 +79,9 @@ def test_every_moved_path_is_tested_and_none_exists_any_more():
 @pytest.mark.parametrize("old", sorted(OLD_PATHS))
 def test_an_old_path_imports_the_new_module_and_warns(old):
     new, name, needs = OLD_PATHS[old]
-    if missing(*needs):
-        pytest.skip(f"{new} needs {', '.join(missing(*needs))}, which is not installed")
+    gone = missing(*needs)
+    if gone:
+        pytest.skip(reason({"torch": "torch", "gymnasium": "gym"}[gone[0]], *gone))
     with pytest.warns(DeprecationWarning) as caught:
         module = fresh_import(old)
     messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
