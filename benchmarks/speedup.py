@@ -74,7 +74,7 @@ def measure(problem_spec: str = "rollout:steps=2000", strategy_spec: str = "open
     rows = []
     for spec in executors or ["serial", "loky:workers=2"]:
         problem = bb.make_problem(problem_spec)
-        parsed = bb.parse_spec(strategy_spec)
+        parsed = bb.registry.parse_spec(strategy_spec)
         strategy = bb.make_strategy(parsed.name, dim=problem.dim, seed=seed,
                                     x0=problem.initial_params(np.random.default_rng(seed)), **parsed.kwargs)
         executor = bb.make_executor(spec)

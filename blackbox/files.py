@@ -1,8 +1,10 @@
 """Safe file output: atomic writes (temp file + rename), ``.npz`` without pickle, TOML and JSON.
 
-A reader never sees half a file: everything is written to a temporary file in the same folder,
-flushed to disk, then renamed over the target. Arrays are loaded with ``allow_pickle=False``, so a
-file from elsewhere can never run code.
+A reader never sees half a file or half a folder: everything is written under a temporary name in
+the same folder, flushed to disk, then renamed over the target (:func:`atomic_write` for a file,
+:func:`atomic_folder` for a folder of files). Arrays are loaded with ``allow_pickle=False``, so a
+file from elsewhere can never run code. :func:`map_tree` is the one walker over state trees
+(nested dicts and lists); :func:`to_plain` and the checkpoint codec are built on it.
 """
 
 from __future__ import annotations
@@ -10,17 +12,21 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import tomli_w
 
 from .errors import BlackboxError, CheckpointError, StorageError
 
-__all__ = ["atomic_write", "describe_os_error", "save_npz", "load_npz", "write_toml", "write_json", "to_plain"]
+__all__ = [
+    "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz", "load_npz",
+    "write_toml", "write_json", "map_tree", "to_plain",
+]
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = True) -> Path:
@@ -34,7 +40,8 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
+        handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
+        with handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
@@ -48,11 +55,69 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = 
     return path
 
 
+def write_synced(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` and flush it to disk (no rename: for files inside :func:`atomic_folder`)."""
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (new names, renames) to disk, where the platform allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
+    """Create the folder ``final`` through ``fill(folder)`` so that it appears whole or not at all.
+
+    ``fill`` writes the files into a temporary folder beside ``final`` (with :func:`write_synced`);
+    the folder is then flushed and renamed to ``final``, replacing an existing one. On any failure
+    the temporary folder is removed and ``final`` is left as it was; OSErrors propagate for the
+    caller to word (it knows what the folder is).
+    """
+    directory = final.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
+    try:
+        fill(tmp)
+        fsync_dir(tmp)
+        if final.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=directory))
+            os.replace(final, old / "x")
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+        fsync_dir(directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
 def describe_os_error(exc: OSError) -> str:
     """``[Errno 28] No space left on device`` (without the file name, which the caller gives)."""
     if exc.errno is not None and exc.strerror:
         return f"[Errno {exc.errno}] {exc.strerror}"
     return str(exc)
+
+
+def npz_bytes(arrays: Mapping[str, Any]) -> bytes:
+    """The bytes of an uncompressed ``.npz`` archive holding ``arrays`` under their names."""
+    members: dict[str, Any] = dict(arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **members)
+    return buffer.getvalue()
 
 
 def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
@@ -63,9 +128,8 @@ def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
         if arr.dtype == object:
             raise CheckpointError(f"cannot save {key!r}: object arrays would need pickle")
         clean[key] = arr
-    buffer = io.BytesIO()
-    np.savez(buffer, **clean)
-    return atomic_write(path, lambda handle: handle.write(buffer.getvalue()))
+    payload = npz_bytes(clean)
+    return atomic_write(path, lambda handle: handle.write(payload))
 
 
 #: An ``.npz`` may unpack to at most this many times its size (we write uncompressed archives), and
@@ -122,17 +186,38 @@ def load_npz(path: str | Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path} is truncated or corrupt: {type(exc).__name__}: {exc}") from None
 
 
-def to_plain(value: Any) -> Any:
-    """Numpy scalars and arrays to Python numbers and lists, recursively (for TOML and JSON)."""
-    if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_plain(v) for v in value]
+def _str_key(key: Any, path: str) -> str:
+    return str(key)
+
+
+def map_tree(tree: Any, leaf: Callable[[Any, str], Any], *, path: str = "",
+             key: Callable[[Any, str], Any] = _str_key) -> Any:
+    """A copy of the state tree ``tree``: dicts stay dicts, lists and tuples become lists, and every
+    other value becomes ``leaf(value, path)``.
+
+    ``path`` names a value by its keys and indices joined with ``/`` (``"strategy/optimizer/m"``,
+    ``"problem/stack/0"``); ``key(k, path)`` gives the copy's key for the key ``k`` of the dict at
+    ``path`` (default: ``str(k)``), and may refuse it by raising. Keys are visited before their values.
+    """
+    if isinstance(tree, dict):
+        return {key(k, path): map_tree(v, leaf, path=f"{path}/{k}" if path else str(k), key=key)
+                for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return [map_tree(v, leaf, path=f"{path}/{i}", key=key) for i, v in enumerate(tree)]
+    return leaf(tree, path)
+
+
+def _plain_leaf(value: Any, path: str) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def to_plain(value: Any) -> Any:
+    """Numpy scalars and arrays to Python numbers and lists, recursively (for TOML and JSON)."""
+    return map_tree(value, _plain_leaf)
 
 
 def _drop_none(value: Any) -> Any:

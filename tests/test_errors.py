@@ -33,7 +33,7 @@ def test_ask_twice():
 def test_wrong_length():
     es = make()
     es.ask()
-    with pytest.raises(bb.TellError) as info:
+    with pytest.raises(bb.errors.TellError) as info:
         es.tell(np.zeros(63))
     assert str(info.value) == (
         "tell() got 63 fitness values for a population of 64; "
@@ -45,9 +45,9 @@ def test_wrong_length():
 def test_wrong_shape_and_type():
     es = make()
     es.ask()
-    with pytest.raises(bb.TellError, match=r"fitness of shape \(64, 1\); expected shape \(64,\)"):
+    with pytest.raises(bb.errors.TellError, match=r"fitness of shape \(64, 1\); expected shape \(64,\)"):
         es.tell(np.zeros((64, 1)))
-    with pytest.raises(bb.TellError, match="tell\\(\\) needs real numbers"):
+    with pytest.raises(bb.errors.TellError, match="tell\\(\\) needs real numbers"):
         es.tell(["a"] * 64)
 
 
@@ -72,7 +72,7 @@ def test_non_finite_initial_point():
 
 
 def test_unknown_strategy_name():
-    with pytest.raises(bb.UnknownNameError) as info:
+    with pytest.raises(bb.errors.UnknownNameError) as info:
         bb.make_strategy("openai_es", dim=3)
     message = str(info.value)
     assert message.startswith("unknown strategy 'openai_es'. Did you mean 'openai-es'?")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
 from ..files import load_npz, to_plain
 
@@ -112,7 +113,7 @@ def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dic
     return np.asarray(params, dtype=np.float64).reshape(-1), state
 
 
-def build_problem(config: dict[str, Any]):
+def build_problem(config: dict[str, Any]) -> Problem:
     from ..registry.plugins import make_problem
 
     options = dict(config.get("problem") or {})
@@ -172,7 +173,7 @@ def play(args) -> int:
     source = args.checkpoint or (args.run_dir if given_checkpoint else run_dir / "solution.npz")
     config = load_run_config(run_dir)
     problem = build_problem(config)
-    if not callable(getattr(problem, "play", None)):
+    if not isinstance(problem, Playable) or not isinstance(problem, Scorable):
         raise ConfigError(f"problem {config['problem'].get('name')!r} has nothing to play (only Gymnasium tasks do)")
     params, state = load_policy(source, args.params)
     if len(params) != problem.dim:

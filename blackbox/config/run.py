@@ -38,7 +38,6 @@ An unknown key is reported with its line and a did-you-mean hint; a value of the
 the key, the expected type and the line.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -47,6 +46,7 @@ from functools import partial
 from typing import Any
 
 from .._validate import check_bool, check_int, check_number, check_string
+from ..core.problem import Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..registry.component import KINDS, Component
 from ..registry.options import bind, bind_more, options_of, resolved_options
@@ -284,7 +284,7 @@ def empty_preset() -> dict[str, dict[str, Any]]:
 def problem_preset(problem: Component, strategy: str) -> dict[str, dict[str, Any]]:
     """The preset the ``problem`` component recommends for ``strategy`` (empty if none)."""
     factory = factory_of("problem", problem.name, problem.where)
-    hook = getattr(factory, "recommended", None)
+    hook = factory.recommended if isinstance(factory, Recommends) else None
     if not callable(hook):
         return empty_preset()
     preset = hook(*problem.args, strategy=strategy, **problem.options)

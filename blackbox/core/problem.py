@@ -5,19 +5,25 @@ things (environments, datasets, networks) are built lazily inside the process th
 shipping a problem to a worker is cheap. A problem may carry state that the driver folds in after
 each generation (``observe``) and syncs to every worker with the center (``state_dict`` /
 ``load_state_dict``), such as observation-normalization statistics.
+
+Optional capabilities are declared as protocols, so that code which needs one checks for it with
+``isinstance`` and a type checker knows the signature: :class:`Scorable` (``score``: returns of
+fresh episodes; goal confirmation and ``blackbox play`` use it), :class:`Playable` (``play``: one
+rendered episode) and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
+preset ``blackbox run`` applies).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import EvaluationError
 
-__all__ = ["Problem", "EvalResult", "check_eval_result"]
+__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends"]
 
 
 @dataclass
@@ -96,3 +102,36 @@ def check_eval_result(result: Any, m: int, where: str = "problem.evaluate") -> E
         if len(value) != m:
             raise EvaluationError(f"{where} returned info[{key!r}] with {len(value)} entries for {m} rows")
     return EvalResult(fitness, steps, dict(result.info))
+
+
+# -- optional capabilities ---------------------------------------------------------------------------
+@runtime_checkable
+class Scorable(Protocol):
+    """A problem that scores one parameter vector on fresh episodes (``blackbox play``, ConfirmGoal)."""
+
+    def score(self, params: np.ndarray, episodes: int = 20, seed: int = 0) -> np.ndarray:
+        """The returns of ``params`` on ``episodes`` episodes whose seeds derive from ``seed``."""
+        ...
+
+
+@runtime_checkable
+class Playable(Protocol):
+    """A problem that plays one episode for people to watch (``blackbox play --gif``)."""
+
+    #: The environment's name, as people know it (``"CartPole-v1"``).
+    env_id: str
+
+    def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
+             frames: list[Any] | None = None) -> tuple[float, int]:
+        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given."""
+        ...
+
+
+@runtime_checkable
+class Recommends(Protocol):
+    """A problem class (or factory) with a preset for ``blackbox run``: ``recommended(*args,
+    strategy=..., **options)`` returns ``{"problem": {...}, "strategy": {...}, "run": {...}}``."""
+
+    def recommended(self, *args: Any, strategy: str, **options: Any) -> dict[str, dict[str, Any]]:
+        """The settings to fill in for the problem built with ``args``/``options`` and ``strategy``."""
+        ...

@@ -1,4 +1,5 @@
-"""Writers of per-generation records: CSV and JSON Lines, flushed every generation."""
+"""Writers of per-generation records: CSV and JSON Lines (flushed every generation) and TensorBoard
+event files, with the readers of the first two. The fields are :mod:`blackbox.driver.record`'s."""
 
 from __future__ import annotations
 
@@ -8,17 +9,18 @@ import json
 import math
 import os
 import time
-from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError, StorageError
-from ..files import describe_os_error
-from .loop import Callback, Record, Result, Run
+from ..errors import ConfigError, StateError, StorageError
+from ..files import atomic_write, describe_os_error
+from .loop import Callback, Result, Run
+from .record import FIELD_GROUPS, INT_FIELDS, RECORD_FIELDS, Record
 
-__all__ = ["CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records", "csv_row", "json_line", "rewrite_records", "TensorBoardLog", "summary_writer_class"]
-
-RECORD_FIELDS = [f.name for f in fields(Record)]
+__all__ = [
+    "CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records", "csv_row",
+    "json_line", "rewrite_records", "TensorBoardLog", "summary_writer_class",
+]
 
 
 def _jsonable(value: Any) -> Any:
@@ -39,8 +41,6 @@ def json_line(record: Record) -> str:
 
 def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records: list[Record]) -> None:
     """Replace both record files by exactly ``records`` (atomically): a resumed run starts here."""
-    from ..files import atomic_write
-
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=RECORD_FIELDS)
     writer.writeheader()
@@ -73,21 +73,23 @@ class _FileRecords(Callback):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = not (self.append and self.path.exists() and self.path.stat().st_size > 0)
             self._file = open(self.path, "a" if not fresh else "w", newline="", encoding="utf-8")
-            self._begin(fresh)
+            self._begin(self._file, fresh)
         except OSError as exc:
             raise self._storage_error(exc) from exc
 
-    def _begin(self, fresh: bool) -> None:
+    def _begin(self, file: IO[str], fresh: bool) -> None:
         """Write a header if the format has one."""
 
     def on_generation(self, run: Run, record: Record) -> None:
+        if self._file is None:
+            raise StateError(f"{type(self).__name__} writes {self.path} between on_start() and on_end() only")
         try:
-            self._write(record)
+            self._write(self._file, record)
             self._file.flush()
         except OSError as exc:
             raise self._storage_error(exc) from exc
 
-    def _write(self, record: Record) -> None:
+    def _write(self, file: IO[str], record: Record) -> None:
         """Write one record (buffered; flushed by the caller)."""
 
     def on_end(self, run: Run, result: Result) -> None:
@@ -104,29 +106,28 @@ class _FileRecords(Callback):
 class CSVRecords(_FileRecords):
     """One CSV row per generation, with a header; ``append`` continues an existing file."""
 
-    def _begin(self, fresh: bool) -> None:
-        self._writer = csv.DictWriter(self._file, fieldnames=RECORD_FIELDS)
+    def _begin(self, file: IO[str], fresh: bool) -> None:
+        self._writer = csv.DictWriter(file, fieldnames=RECORD_FIELDS)
         if fresh:
             self._writer.writeheader()
 
-    def _write(self, record: Record) -> None:
+    def _write(self, file: IO[str], record: Record) -> None:
         self._writer.writerow(csv_row(record))
 
 
 class JSONLRecords(_FileRecords):
     """One JSON object per generation (non-finite numbers as null / "inf" / "-inf")."""
 
-    def _write(self, record: Record) -> None:
-        self._file.write(json_line(record) + "\n")
+    def _write(self, file: IO[str], record: Record) -> None:
+        file.write(json_line(record) + "\n")
 
 
 def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
     """Read records written by :class:`CSVRecords` back as dicts of numbers."""
-    ints = {"generation", "evaluations", "steps", "center_rank", "above_mean"}
     out = []
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            out.append({k: (None if v == "" else int(v) if k in ints else float(v)) for k, v in row.items()})
+            out.append({k: (None if v == "" else int(v) if k in INT_FIELDS else float(v)) for k, v in row.items()})
     return out
 
 
@@ -141,11 +142,7 @@ def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-# -- from tensorboard.py: TensorBoard event files for a run (``--tensorboard``): tensorboardX, else torch's writer.
-
-_FITNESS = ("best", "mean", "median", "worst", "center", "best_ever")
-_SEARCH = ("sigma", "update_norm", "center_rank", "above_mean")
-_COUNTERS = ("evaluations", "steps", "time", "generation_time")
+# -- TensorBoard event files for a run (``--tensorboard``): tensorboardX, else torch's writer -----------
 
 
 def summary_writer_class() -> Any:
@@ -193,7 +190,7 @@ class TensorBoardLog(Callback):
 
     def on_generation(self, run: Run, record: Record) -> None:
         by_generation = self._writer("generations")
-        for group, names in (("fitness", _FITNESS), ("search", _SEARCH), ("run", _COUNTERS)):
+        for group, names in FIELD_GROUPS.items():
             for name in names:
                 value = getattr(record, name)
                 if value is not None:

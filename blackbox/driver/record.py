@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
-__all__ = ["Record", "RecordLog", "RECORD_FIELDS", "INT_FIELDS"]
+__all__ = ["Record", "RecordLog", "RECORD_FIELDS", "INT_FIELDS", "FIELD_GROUPS"]
 
 
 @dataclass
@@ -42,8 +42,16 @@ class Record:
         return asdict(self)
 
 
+#: The one list of record fields, in column order (CSV headers, checkpoints, RecordLog columns).
 RECORD_FIELDS = [f.name for f in fields(Record)]
+#: The fields that hold integers (or None); the others hold floats.
 INT_FIELDS = frozenset({"generation", "evaluations", "steps", "center_rank", "above_mean"})
+#: Every field but ``generation`` (the x axis) by what it measures: TensorBoard's scalar groups.
+FIELD_GROUPS: dict[str, tuple[str, ...]] = {
+    "fitness": ("best", "mean", "median", "worst", "center", "best_ever"),
+    "search": ("sigma", "update_norm", "center_rank", "above_mean"),
+    "run": ("evaluations", "steps", "time", "generation_time"),
+}
 _INT_COLUMNS = np.array([name in INT_FIELDS for name in RECORD_FIELDS])
 
 
@@ -110,8 +118,9 @@ class RecordLog(Sequence[Record]):
     def _row(self, index: int) -> Record:
         values, missing = self._blocks[index // self.BLOCK]
         row, mask = values[index % self.BLOCK].tolist(), missing[index % self.BLOCK].tolist()
-        return Record(**{name: None if gone else int(value) if is_int else value
-                         for name, value, gone, is_int in zip(RECORD_FIELDS, row, mask, _INT_COLUMNS.tolist())})
+        cells: dict[str, Any] = {name: None if gone else int(value) if is_int else value
+                                 for name, value, gone, is_int in zip(RECORD_FIELDS, row, mask, _INT_COLUMNS.tolist())}
+        return Record(**cells)
 
     def __len__(self) -> int:
         return self._length
@@ -122,7 +131,7 @@ class RecordLog(Sequence[Record]):
     @overload
     def __getitem__(self, index: slice) -> list[Record]: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice) -> Record | list[Record]:
         if isinstance(index, slice):
             return [self._row(i) for i in range(*index.indices(self._length))]
         index = int(index)

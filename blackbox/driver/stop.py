@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import check_choice, check_float, check_int
+from ..core.problem import Scorable
 from ..errors import ConfigError, StateError
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class ConfirmGoal(StopCondition):
         self._run: Any = None
 
     def bind(self, run: Any) -> None:
-        if not callable(getattr(run.problem, "score", None)):
+        if not isinstance(run.problem, Scorable):
             raise ConfigError(
                 f"confirming a goal on fresh episodes needs a problem with score(params, episodes, seed); "
                 f"{type(run.problem).__name__} has none (drop goal_episodes)"

@@ -15,25 +15,19 @@ The folder is built under a temporary name, flushed to disk and renamed into pla
 sees a whole checkpoint or none. Loading checks the size and checksum and refuses pickled arrays;
 a bad checkpoint raises :class:`CheckpointError` and :func:`latest_checkpoint` falls back to the
 previous good one. Nested dicts and lists of arrays, numpy scalars, Python numbers (big integers
-too, as in RNG states), strings, booleans and None round-trip exactly.
+too, as in RNG states), strings, booleans and None round-trip exactly (the codec is
+:mod:`blackbox.store.tree`; the code fingerprint, :mod:`blackbox.store.fingerprint`).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
-import importlib.util
-import io
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import stat
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,71 +41,22 @@ from ..driver.loop import Callback, Result, Run
 from ..driver.record import RECORD_FIELDS, Record, RecordLog
 from ..driver.stop import StopCondition
 from ..errors import CheckpointError, ConfigError
-from ..files import describe_os_error, load_npz, to_plain
+from ..files import atomic_folder, describe_os_error, load_npz, npz_bytes, to_plain, write_synced
+from .fingerprint import code_changes, code_fingerprint, source_closure
+from .tree import decode_tree, encode_tree
 
 __all__ = [
     "Checkpoint", "Checkpointer", "save_checkpoint", "load_checkpoint", "latest_checkpoint",
     "list_checkpoints", "best_checkpoint", "prune_checkpoints", "restore_run", "encode_tree",
-    "decode_tree", "code_fingerprint", "code_changes", "FORMAT", "FORMAT_VERSION",
+    "decode_tree", "code_fingerprint", "code_changes", "source_closure", "FORMAT", "FORMAT_VERSION",
 ]
 
 FORMAT = "blackbox-checkpoint"
 FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
 _NAME = re.compile(r"^gen-(\d+)$")
-_MARKERS = ("$array", "$scalar", "$float")
 #: A state.json larger than this is refused unread (real ones are kilobytes: arrays live in arrays.npz).
 MAX_STATE_JSON_BYTES = 64 * 2**20
-
-
-# -- state trees: nested dicts and lists to JSON + a flat dict of arrays --------------------------
-def encode_tree(tree: Any, arrays: dict[str, np.ndarray], path: str = "") -> Any:
-    """A JSON-able copy of ``tree``; arrays and numpy scalars move to ``arrays`` under their path."""
-    if isinstance(tree, dict):
-        out = {}
-        for key, value in tree.items():
-            if not isinstance(key, str):
-                raise CheckpointError(f"cannot checkpoint {path or 'state'}: key {key!r} is not a string")
-            stored = "$" + key if key.startswith("$") else key
-            out[stored] = encode_tree(value, arrays, f"{path}/{key}" if path else key)
-        return out
-    if isinstance(tree, (list, tuple)):
-        return [encode_tree(v, arrays, f"{path}/{i}") for i, v in enumerate(tree)]
-    if isinstance(tree, (np.ndarray, np.generic)):
-        arr = np.asarray(tree)
-        if arr.dtype == object:
-            raise CheckpointError(f"cannot checkpoint {path}: object arrays would need pickle")
-        key = path or "value"
-        while key in arrays:
-            key += "#"
-        arrays[key] = arr
-        return {"$scalar" if isinstance(tree, np.generic) else "$array": key}
-    if isinstance(tree, float) and not math.isfinite(tree):
-        return {"$float": repr(tree)}
-    if tree is None or isinstance(tree, (bool, int, float, str)):
-        return tree
-    raise CheckpointError(
-        f"cannot checkpoint {path or 'state'} of type {type(tree).__name__}: state_dict() must hold "
-        f"numpy arrays, numbers, strings, booleans, None, and dicts or lists of those"
-    )
-
-
-def decode_tree(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
-    """Undo :func:`encode_tree`."""
-    if isinstance(tree, dict):
-        if len(tree) == 1:
-            (marker, value), = tree.items()
-            if marker in ("$array", "$scalar"):
-                if value not in arrays:
-                    raise CheckpointError(f"arrays.npz has no array {value!r} that state.json refers to")
-                arr = arrays[value]
-                return arr[()] if marker == "$scalar" else arr
-            if marker == "$float":
-                return float(value)
-        return {(k[1:] if k.startswith("$$") else k): decode_tree(v, arrays) for k, v in tree.items()}
-    if isinstance(tree, list):
-        return [decode_tree(v, arrays) for v in tree]
-    return tree
 
 
 # -- records -------------------------------------------------------------------------------------
@@ -131,137 +76,6 @@ def arrays_to_records(arrays: dict[str, np.ndarray]) -> RecordLog:
     return RecordLog.from_arrays(values, none)
 
 
-# -- code fingerprint ----------------------------------------------------------------------------
-_LIBRARIES = ("gymnasium", "torch", "mujoco", "ale_py", "Box2D", "jax", "cma")
-
-
-def _module_origin(name: str) -> tuple[str | None, bool]:
-    """The source file of module ``name`` (None if it has none) and whether it is a package.
-
-    Found from the top-level package's folder, without importing anything.
-    """
-    top, _, rest = name.partition(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError, AttributeError):
-        return None, False
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None, False
-    if not rest:
-        return spec.origin, spec.submodule_search_locations is not None
-    if spec.submodule_search_locations is None:
-        return None, False
-    base = Path(spec.origin).parent.joinpath(*rest.split("."))
-    if base.with_suffix(".py").is_file():
-        return str(base.with_suffix(".py")), False
-    if (base / "__init__.py").is_file():
-        return str(base / "__init__.py"), True
-    return None, False
-
-
-def _imported_names(tree: ast.AST, package: str, top: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            try:
-                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
-                    if node.level else (node.module or "")
-            except ImportError:
-                continue
-            if base.split(".")[0] != top:
-                continue
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names if alias.name.split(".")[0] == top)
-    return names
-
-
-@functools.lru_cache(maxsize=64)
-def _closure_cached(module: str) -> tuple[str, ...]:
-    return tuple(source_closure(module))
-
-
-def source_closure(module: str) -> list[str]:
-    """Source files of ``module`` and of every module of its own distribution it imports, transitively.
-
-    Read from the files (nothing is imported), so the answer does not depend on what else this
-    process has loaded. Package ``__init__`` files are not followed (they re-export everything).
-    """
-    top = module.split(".")[0]
-    files: dict[str, str] = {}
-    seen: set[str] = set()
-    stack = [module]
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        origin, is_package = _module_origin(name)
-        if origin is None or (is_package and name != module):
-            continue
-        files[name] = origin
-        try:
-            tree = ast.parse(Path(origin).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            continue
-        package = name if is_package else name.rpartition(".")[0]
-        stack.extend(sorted(_imported_names(tree, package, top) - seen))
-    return [files[name] for name in sorted(files)]
-
-
-def _closure_sha(module: str) -> str | None:
-    digest = hashlib.sha256()
-    found = False
-    for path in _closure_cached(module):
-        digest.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes())
-        found = True
-    return digest.hexdigest()[:16] if found else None
-
-
-def _source_of(obj: Any) -> dict[str, Any]:
-    cls = obj if isinstance(obj, type) else type(obj)
-    return {"class": f"{cls.__module__}:{cls.__qualname__}", "sha256": _closure_sha(cls.__module__)}
-
-
-def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
-    """What the numbers of a run depend on: versions, and hashes of the sources that compute them
-    (the strategy's and the problem's modules and what they import from their own package, and
-    the driver's)."""
-    from .. import __version__
-
-    libraries = {}
-    for name in _LIBRARIES:
-        module = sys.modules.get(name)
-        if module is not None:
-            libraries[name] = str(getattr(module, "__version__", "?"))
-    return {
-        "blackbox": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "driver": _closure_sha("blackbox.driver.loop"), "strategy": _source_of(strategy), "problem": _source_of(problem),
-        "libraries": libraries,
-    }
-
-
-def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two fingerprints, in words; libraries compared where both list them."""
-    changes = []
-    for key, label in (("blackbox", "blackbox version"), ("python", "Python version"),
-                       ("numpy", "numpy version"), ("driver", "driver source (blackbox.driver.loop and its imports)")):
-        if old.get(key) != new.get(key):
-            changes.append(f"{label}: {old.get(key)} -> {new.get(key)}")
-    for part in ("strategy", "problem"):
-        before, after = old.get(part, {}), new.get(part, {})
-        if before.get("class") != after.get("class"):
-            changes.append(f"{part} class: {before.get('class')} -> {after.get('class')}")
-        elif before.get("sha256") != after.get("sha256"):
-            changes.append(f"{part} source ({after.get('class')} or a module it imports) changed")
-    old_libs, new_libs = old.get("libraries", {}), new.get("libraries", {})
-    for name in sorted(set(old_libs) & set(new_libs)):
-        if old_libs[name] != new_libs[name]:
-            changes.append(f"{name} version: {old_libs[name]} -> {new_libs[name]}")
-    return changes
-
-
 # -- writing -------------------------------------------------------------------------------------
 def _score(records: Sequence[Record]) -> float:
     """A checkpoint's merit for "keep the best": the last center fitness, else the best member's."""
@@ -270,26 +84,6 @@ def _score(records: Sequence[Record]) -> float:
     last = records[-1]
     value = last.center if last.center is not None and not math.isnan(last.center) else last.best
     return -math.inf if value is None or math.isnan(value) else float(value)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 def checkpoint_name(generation: int) -> str:
@@ -315,9 +109,7 @@ def save_checkpoint(
     )
     for key, value in records_to_arrays(run.records).items():
         arrays["records/" + key] = value
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    payload = buffer.getvalue()
+    payload = npz_bytes(arrays)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "generation": generation,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "score": encode_tree(_score(run.records), {}),
@@ -330,7 +122,7 @@ def save_checkpoint(
     text = json.dumps(meta, indent=1, allow_nan=False)
     final = directory / checkpoint_name(generation)
     try:
-        _write_folder(directory, final, payload, text)
+        _write_folder(final, payload, text)
     except OSError as exc:
         if isinstance(exc, CheckpointError):
             raise
@@ -343,25 +135,14 @@ def save_checkpoint(
     return final
 
 
-def _write_folder(directory: Path, final: Path, payload: bytes, text: str) -> None:
-    """Build the checkpoint folder under a temporary name, flush it, rename it to ``final``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
-    try:
-        _write_file(tmp / "arrays.npz", payload)
-        _write_file(tmp / "state.json", text.encode("utf-8"))
-        _fsync_dir(tmp)
-        if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=directory))
-            os.replace(final, old / "x")
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-        _fsync_dir(directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def _write_folder(final: Path, payload: bytes, text: str) -> None:
+    """Write the checkpoint folder ``final`` (arrays.npz, then state.json) atomically."""
+
+    def fill(folder: Path) -> None:
+        write_synced(folder / "arrays.npz", payload)
+        write_synced(folder / "state.json", text.encode("utf-8"))
+
+    atomic_folder(final, fill)
 
 
 # -- reading -------------------------------------------------------------------------------------

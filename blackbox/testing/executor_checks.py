@@ -8,7 +8,9 @@ populations and compact ones (noise-table offsets, several parents, mirrored pai
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -18,8 +20,7 @@ from ..core.problem import EvalResult
 from ..errors import EvaluationError, StateError
 from ..executors.serial import SerialExecutor
 from .fixtures import FAIL_MARK, ProbeProblem
-from .kit import Subject, fail, register_check
-from .problem_checks import same_result
+from .subject import Subject, fail, register_check, same_result
 
 __all__: list[str] = []
 
@@ -52,14 +53,15 @@ def seeds_for(m: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed + 100).integers(0, 2**32, size=m, dtype=np.int64)
 
 
-def serial_result(problem, population, seeds, state=None) -> EvalResult:
+def serial_result(problem: Any, population: Population, seeds: np.ndarray,
+                  state: dict[str, Any] | None = None) -> EvalResult:
     with SerialExecutor() as serial:
         serial.start(problem)
         return serial.evaluate(population, seeds, state)
 
 
 @contextmanager
-def started(subject: Subject, problem):
+def started(subject: Subject, problem: Any) -> Iterator[Any]:
     executor = subject.make_executor()
     executor.start(problem)
     try:
@@ -68,7 +70,8 @@ def started(subject: Subject, problem):
         executor.close()
 
 
-def expect_like_serial(executor, problem, population, seeds, state, what: str) -> None:
+def expect_like_serial(executor: Any, problem: Any, population: Population, seeds: np.ndarray,
+                       state: dict[str, Any] | None, what: str) -> None:
     got = executor.evaluate(population, seeds, state)
     if not isinstance(got, EvalResult):
         raise fail(f"{what}: evaluate() must return an EvalResult, got {type(got).__name__}")
@@ -188,7 +191,7 @@ def check_run_matches_serial(subject: Subject) -> None:
     from ..driver.loop import optimize
     from ..registry.plugins import make_strategy
 
-    def run(executor):
+    def run(executor: Any) -> Any:
         strategy = make_strategy("openai-es", dim=DIM, popsize=10, seed=3, x0=np.full(DIM, 0.5))
         return optimize(strategy, ProbeProblem(DIM), executor, generations=4, seed=9)
 

@@ -15,7 +15,7 @@ def parametrize_with_checks(
     *,
     expected_failures: Mapping[str, str] | Callable[[Subject], Mapping[str, str]] | None = None,
     strict: bool = True,
-):
+) -> Any:
     """A ``pytest.mark.parametrize`` over every check of every target, passed as ``check``.
 
     ``targets`` is one target or a list of them: registered names or specs, classes, factories

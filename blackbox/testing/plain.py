@@ -1,77 +1,45 @@
 """State dicts as files would keep them: numpy arrays in an ``.npz`` and everything else in JSON.
 
 ``state_dict()`` promises numpy arrays and JSON-able values only (no pickle). The kit holds every
-state to that promise by sending it through :func:`through_files` (the arrays through ``np.savez``
-and ``np.load(allow_pickle=False)``, the rest through ``json``) before loading it, so a state that
-only survives in memory, or needs pickle, fails the check.
+state to that promise: :func:`plain_data_faults` lists what breaks it, and :func:`through_files`
+sends a state through the checkpoint codec (:mod:`blackbox.store.tree`: the arrays through
+``np.savez`` and ``np.load(allow_pickle=False)``, the rest through ``json``) before it is loaded, so
+a state that only survives in memory, or needs pickle, fails the check.
 """
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
 
 import numpy as np
 
-__all__ = ["plain_data_faults", "through_files"]
+from ..files import map_tree
+from ..store.tree import leaf_fault, through_files
 
-_SCALARS = (str, int, float, bool, type(None))
+__all__ = ["plain_data_faults", "through_files"]
 
 
 def plain_data_faults(value: Any, path: str = "state") -> list[str]:
-    """Where ``value`` holds something other than arrays and JSON-able data ([] when clean)."""
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            return [f"{path} is an object array (it would need pickle)"]
-        return []
-    if isinstance(value, dict):
-        faults = []
-        for key, item in value.items():
-            if not isinstance(key, str):
-                faults.append(f"{path} has key {key!r} of type {type(key).__name__}; JSON keys are strings")
-            faults.extend(plain_data_faults(item, f"{path}[{key!r}]"))
-        return faults
-    if isinstance(value, (list, tuple)):
-        return [fault for i, item in enumerate(value) for fault in plain_data_faults(item, f"{path}[{i}]")]
-    if isinstance(value, (np.integer, np.bool_)) or (isinstance(value, np.generic) and not isinstance(value, float)):
-        return [f"{path} is {type(value).__module__}.{type(value).__name__}; use a Python number or a 0-d array"]
-    if isinstance(value, _SCALARS):
-        return []
-    return [f"{path} is a {type(value).__module__}.{type(value).__name__}, not an array or JSON-able value"]
+    """Where ``value`` holds something other than arrays and JSON-able data ([] when clean).
 
+    Stricter than a checkpoint, which also keeps numpy scalars: apart from ``np.float64`` (a Python
+    float) they are not JSON-able, so a state must hold a Python number or a 0-d array instead.
+    """
+    faults: list[str] = []
 
-def through_files(state: Any) -> Any:
-    """``state`` after a trip through an ``.npz`` (arrays, no pickle) and JSON (the rest)."""
-    arrays: dict[str, np.ndarray] = {}
+    def key(name: Any, where: str) -> Any:
+        if not isinstance(name, str):
+            faults.append(f"{where} has key {name!r} of type {type(name).__name__}; JSON keys are strings")
+        return name
 
-    def encode(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            key = f"a{len(arrays)}"
-            arrays[key] = value
-            return {"__array__": key}
-        if isinstance(value, dict):
-            return {k: encode(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [encode(v) for v in value]
-        if isinstance(value, np.floating):
-            return float(value)
-        return value
+    def leaf(item: Any, where: str) -> None:
+        if isinstance(item, np.generic) and not isinstance(item, float):
+            faults.append(f"{where} is {type(item).__module__}.{type(item).__name__}; "
+                          f"use a Python number or a 0-d array")
+            return
+        fault = leaf_fault(item)
+        if fault:
+            faults.append(f"{where} {fault}")
 
-    text = json.dumps(encode(state), allow_nan=True)
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    buffer.seek(0)
-    with np.load(buffer, allow_pickle=False) as data:
-        loaded = {key: data[key] for key in data.files}
-
-    def decode(value: Any) -> Any:
-        if isinstance(value, dict):
-            if set(value) == {"__array__"}:
-                return loaded[value["__array__"]]
-            return {k: decode(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [decode(v) for v in value]
-        return value
-
-    return decode(json.loads(text))
+    map_tree(value, leaf, path=path, key=key)
+    return faults

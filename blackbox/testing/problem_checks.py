@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import json
 import pickle
+from typing import Any
 
 import numpy as np
 
 from ..core.problem import EvalResult
-from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files
-from .strategy_checks import describe_difference, same
+from .subject import Subject, describe_difference, fail, register_check, same, same_result
 
 __all__: list[str] = []
 
 check = register_check("problem")
 
 
-def sample(problem, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sample(problem: Any, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``m`` rows near the problem's initial point and ``m`` evaluation seeds."""
     rng = np.random.default_rng(seed)
     center = np.asarray(problem.initial_params(np.random.default_rng(seed)), dtype=np.float64)
@@ -31,7 +31,7 @@ def sample(problem, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return params, seeds
 
 
-def evaluate(problem, params, seeds, what: str = "evaluate()") -> EvalResult:
+def evaluate(problem: Any, params: np.ndarray, seeds: np.ndarray, what: str = "evaluate()") -> EvalResult:
     result = problem.evaluate(params, seeds)
     m = len(params)
     if not isinstance(result, EvalResult):
@@ -50,20 +50,6 @@ def evaluate(problem, params, seeds, what: str = "evaluate()") -> EvalResult:
             raise fail(f"{what} returned info[{key!r}] of shape {np.asarray(value).shape}; "
                        f"its first axis must have one entry per row ({m})")
     return result
-
-
-def same_result(a: EvalResult, b: EvalResult) -> str:
-    """'' when both results are bit-identical, else what differs."""
-    if not same(a.fitness, b.fitness):
-        return f"fitness differs ({describe_difference(a.fitness, b.fitness)})"
-    if not same(a.steps, b.steps):
-        return f"steps differ ({describe_difference(a.steps, b.steps)})"
-    if set(a.info) != set(b.info):
-        return f"info keys differ: {sorted(a.info)} vs {sorted(b.info)}"
-    for key in a.info:
-        if not same(np.asarray(a.info[key]), np.asarray(b.info[key])):
-            return f"info[{key!r}] differs"
-    return ""
 
 
 @check

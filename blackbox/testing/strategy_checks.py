@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import pickle
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -18,8 +20,8 @@ import numpy as np
 from ..core.population import Population
 from ..errors import StateError, TellError
 from ..problems.functions import BLOG_SOLUTION
-from .kit import Subject, fail, register_check
 from .plain import plain_data_faults, through_files
+from .subject import Subject, describe_difference, fail, register_check, same
 
 __all__: list[str] = []
 
@@ -41,33 +43,18 @@ def start_point(dim: int) -> np.ndarray:
     return np.linspace(-1.0, 1.0, dim)
 
 
-def make(subject: Subject, seed: int = 0, x0: Any = None):
-    return subject.make_strategy(seed=seed, x0=start_point(subject.dim) if x0 is None else x0)
+def make(subject: Subject, seed: int = 0, x0: Any = None) -> Any:
+    return subject.make_strategy(seed=seed, x0=start_point(subject.strategy_dim) if x0 is None else x0)
 
 
-def step(strategy, fitness=fitness_of) -> Population:
+def step(strategy: Any, fitness: Callable[[np.ndarray], np.ndarray] = fitness_of) -> Population:
     population = strategy.ask()
     strategy.tell(fitness(population.params))
     return population
 
 
-def describe_difference(a: np.ndarray, b: np.ndarray) -> str:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return f"shapes {a.shape} and {b.shape}"
-    differ = np.flatnonzero(~((a == b) | (np.isnan(a) & np.isnan(b))).ravel())
-    if not len(differ):
-        return "no difference"
-    i = np.unravel_index(differ[0], a.shape)
-    return f"{len(differ)} of {a.size} values differ, first at {tuple(int(k) for k in i)}: {a[i]!r} vs {b[i]!r}"
-
-
-def same(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
-
-
-def expect_same_run(reference, other, generations: int, what: str, recorded: list | None = None) -> None:
+def expect_same_run(reference: Any, other: Any, generations: int, what: str,
+                    recorded: list[np.ndarray] | None = None) -> None:
     """``other`` must ask exactly what ``reference`` asks (or what was ``recorded``), generation after generation."""
     for g in range(generations):
         expected = recorded[g] if recorded is not None else reference.ask().params
@@ -82,14 +69,14 @@ def expect_same_run(reference, other, generations: int, what: str, recorded: lis
                        f"({describe_difference(reference.center, other.center)})")
 
 
-def record_run(strategy, generations: int) -> list[np.ndarray]:
+def record_run(strategy: Any, generations: int) -> list[np.ndarray]:
     out = []
     for _ in range(generations):
         out.append(step(strategy).params.copy())
     return out
 
 
-def expect_error(kind: type, action, what: str, mention: tuple[str, ...] = ()) -> None:
+def expect_error(kind: type[BaseException], action: Callable[[], object], what: str, mention: tuple[str, ...] = ()) -> None:
     try:
         action()
     except kind as exc:
@@ -103,32 +90,27 @@ def expect_error(kind: type, action, what: str, mention: tuple[str, ...] = ()) -
     raise fail(f"{what} did not raise; expected blackbox.{kind.__name__}")
 
 
-def errors_on_warnings(what: str):
+@contextmanager
+def errors_on_warnings(what: str) -> Iterator[None]:
     """A context that turns RuntimeWarnings (0/0, overflow), and a tell() refused because its
     update left the center or sigma non-finite, into a failure naming ``what``."""
-
-    class _Guard:
-        def __enter__(self):
-            self._ctx = warnings.catch_warnings()
-            self._ctx.__enter__()
-            warnings.simplefilter("error", RuntimeWarning)
-
-        def __exit__(self, kind, exc, tb):
-            self._ctx.__exit__(kind, exc, tb)
-            if kind is not None and issubclass(kind, RuntimeWarning):
-                raise fail(f"{what} raised RuntimeWarning: {exc}") from exc
-            if kind is not None and issubclass(kind, TellError) and "diverged" in str(exc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            yield
+        except RuntimeWarning as exc:
+            raise fail(f"{what} raised RuntimeWarning: {exc}") from exc
+        except TellError as exc:
+            if "diverged" in str(exc):
                 raise fail(f"{what} made the center or sigma non-finite ({exc})") from exc
-            return False
-
-    return _Guard()
+            raise
 
 
 # -- the protocol ---------------------------------------------------------------------------------
 @check
 def check_protocol(subject: Subject) -> None:
     """ask/tell/state_dict/load_state_dict, dim, popsize, generation, sigma and center are there and sane."""
-    x0 = start_point(subject.dim)
+    x0 = start_point(subject.strategy_dim)
     strategy = make(subject, x0=x0)
     for name in ("ask", "tell", "state_dict", "load_state_dict"):
         if not callable(getattr(strategy, name, None)):
@@ -142,7 +124,7 @@ def check_protocol(subject: Subject) -> None:
         raise fail(f"a new strategy must have generation 0, got {getattr(strategy, 'generation', None)!r}")
     sigma = getattr(strategy, "sigma", None)
     try:
-        sigma_ok = np.all(np.isfinite(np.asarray(sigma, dtype=np.float64))) and np.all(np.asarray(sigma) >= 0)
+        sigma_ok = bool(np.all(np.isfinite(np.asarray(sigma, dtype=np.float64))) and np.all(np.asarray(sigma) >= 0))
     except (TypeError, ValueError):
         sigma_ok = False
     if not sigma_ok:
@@ -169,7 +151,7 @@ def check_ask_shape_and_dtype(subject: Subject) -> None:
         population = strategy.ask()
         if not isinstance(population, Population):
             raise fail(f"ask() must return a blackbox.Population, got {type(population).__name__}")
-        n, dim = strategy.popsize, subject.dim
+        n, dim = strategy.popsize, subject.strategy_dim
         if len(population) != n or population.dim != dim:
             raise fail(f"ask() returned {len(population)} rows of dim {population.dim}; expected {n} x {dim}")
         params = population.params
@@ -267,13 +249,13 @@ def check_state_dict_plain_data(subject: Subject) -> None:
             raise fail(f"state_dict() {when} is not JSON-able apart from its arrays: {exc}") from exc
 
 
-def _arrays_only(value):
+def _arrays_only(value: Any) -> None:
     if isinstance(value, np.ndarray):
         return None
     raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
-def _scramble_arrays(value) -> None:
+def _scramble_arrays(value: Any) -> None:
     """Overwrite every array of a loaded state: a strategy must not keep references into it."""
     if isinstance(value, np.ndarray) and value.flags.writeable and value.size:
         if np.issubdtype(value.dtype, np.floating):
@@ -348,7 +330,7 @@ def check_nan_fitness(subject: Subject) -> None:
     """NaN fitness (some rows, then all) is accepted without warnings and keeps everything finite."""
     strategy = make(subject)
 
-    def with_nans(x):
+    def with_nans(x: np.ndarray) -> np.ndarray:
         f = fitness_of(x)
         f[1::4] = np.nan
         return f
@@ -418,7 +400,7 @@ def check_call_order(subject: Subject) -> None:
 @check
 def check_converges_on_quadratic(subject: Subject) -> None:
     """On -|x - x*|^2 from x* + 1 the loss drops 100-fold within 1000 generations and 200,000 evaluations."""
-    dim = subject.dim
+    dim = subject.strategy_dim
     solution = np.resize(np.array(BLOG_SOLUTION), dim)
     x0 = solution + 1.0
     strategy = make(subject, seed=0, x0=x0)

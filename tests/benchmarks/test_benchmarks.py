@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import ROOT
+from tests.helpers.extras import import_or_skip
 
 BENCHMARKS = ROOT / "benchmarks"
 
@@ -49,8 +50,8 @@ def test_overhead_skips_a_missing_peer_with_the_reason(bench, monkeypatch):
 
 
 def test_bbob_quality_runs_ours_and_pycma_on_equal_budgets(bench):
-    pytest.importorskip("cocoex")
-    pytest.importorskip("cma")
+    import_or_skip("bench", "cocoex")
+    import_or_skip("test", "cma")
     bbob = bench("bbob_quality")
     results = bbob.measure([2], [1, 8], 2, 30, libraries=["blackbox", "pycma"], ours=("openai-es", "cma-es"),
                            log=lambda _: None)
@@ -66,7 +67,7 @@ def test_bbob_quality_runs_ours_and_pycma_on_equal_budgets(bench):
 
 
 def test_bbob_budget_counts_only_the_evaluations_within_it(bench):
-    pytest.importorskip("cocoex")
+    import_or_skip("bench", "cocoex")
     bbob = bench("bbob_quality")
     problem = bbob.bbob_problem(1, 2, 1)
     budget = bbob.Budget(problem, 3)
@@ -118,7 +119,7 @@ def test_solve_reaches_the_goal_at_the_first_snapshot_that_scores_it(bench):
 
 
 def test_solve_cartpole_runs_our_snes_in_a_fresh_process(bench):
-    pytest.importorskip("gymnasium")
+    import_or_skip("gym", "gymnasium")
     peers_solve = bench("peers_solve")
     task = peers_solve.Task(**{**peers_solve.CARTPOLE.as_dict(), "max_seconds": 60.0, "max_generations": 3})
     result = peers_solve.measure(task, 1, libraries=["blackbox"], labels=["snes"], log=lambda _: None)

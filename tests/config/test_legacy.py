@@ -13,6 +13,7 @@ from blackbox.config.run import (
     read_run_config,
     resolve_run_config,
 )
+from tests.helpers.extras import import_or_skip
 
 RUNS = Path(__file__).parents[1] / "golden" / "data" / "v0.1.0-runs"
 
@@ -37,7 +38,7 @@ def test_upgrade_drops_only_unused_defaults(table, dropped):
 
 @pytest.mark.parametrize("run", ["openai-es-cartpole", "pgpe-pendulum-obsnorm"])
 def test_a_010_run_config_builds_without_a_warning_and_matches_its_checkpoint(run):
-    pytest.importorskip("gymnasium")
+    import_or_skip("gym", "gymnasium")
     from blackbox.store.checkpoint import load_checkpoint
 
     with warnings.catch_warnings():

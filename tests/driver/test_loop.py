@@ -103,7 +103,7 @@ def test_evaluation_error_names_row_and_seed():
             return bb.EvalResult(np.zeros(len(params)), np.zeros(len(params), dtype=np.int64))
 
     es = bb.make_strategy("openai-es", dim=3, seed=0)
-    with pytest.raises(bb.EvaluationError) as info:
+    with pytest.raises(bb.errors.EvaluationError) as info:
         bb.optimize(es, Bomb(), generations=1)
     err = info.value
     pop_rows = es._pending.params
@@ -120,7 +120,7 @@ def test_problem_returning_wrong_shape():
         def evaluate(self, params, seeds):
             return bb.EvalResult(np.zeros(3), np.zeros(3, dtype=np.int64))
 
-    with pytest.raises(bb.EvaluationError, match=r"returned fitness of shape \(3,\) and steps of shape \(3,\) for 65 rows"):
+    with pytest.raises(bb.errors.EvaluationError, match=r"returned fitness of shape \(3,\) and steps of shape \(3,\) for 65 rows"):
         bb.optimize("openai-es", Wrong(), generations=1, seed=0)
 
 

@@ -10,6 +10,7 @@ import blackbox as bb
 from blackbox.driver.logs import CSVRecords, JSONLRecords, read_csv_records, read_jsonl_records
 from blackbox.driver.progress import ProgressDisplay, budget_fraction, format_duration
 from blackbox.lab.plots import plot_run
+from tests.helpers.extras import requires
 
 
 def record(**fields):
@@ -51,6 +52,7 @@ def test_record_files_round_trip(tmp_path):
     assert rows[0]["center"] is None and rows[0]["center_rank"] is None
 
 
+@requires("plot")
 def test_learning_curve_png(tmp_path):
     records = [record(generation=g, steps=100 * g, center=float(g), best=float(g) + 1) for g in range(1, 20)]
     path = plot_run(records, tmp_path / "curve.png", title="a run")

@@ -29,6 +29,7 @@ from tests.helpers.executor_problems import (
     Stateful,
     ThreadReport,
 )
+from tests.helpers.extras import import_or_skip
 
 STRATEGIES = {
     "openai-es": lambda dim: bb.make_strategy("openai-es", dim=dim, popsize=20, sigma=0.1, seed=7),
@@ -100,7 +101,7 @@ def test_futures_process_pools_match_serial(reference):
 
 
 def test_futures_with_a_dask_client(reference):
-    distributed = pytest.importorskip("distributed")
+    distributed = import_or_skip("test", "distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         executor = bb.FuturesExecutor(client.get_executor(), workers=2)
@@ -176,7 +177,7 @@ def test_loky_removes_its_shared_files():
 
 
 def test_worker_threads_are_limited():
-    pytest.importorskip("threadpoolctl")
+    import_or_skip("mnist", "threadpoolctl")  # scikit-learn brings it
     pop = bb.Population.from_dense(np.zeros((4, 2)))
     with LokyExecutor(workers=2) as executor:
         executor.start(ThreadReport())
@@ -186,8 +187,8 @@ def test_worker_threads_are_limited():
 
 @pytest.mark.slow
 def test_worker_torch_threads_are_limited():
-    pytest.importorskip("torch")
-    pytest.importorskip("threadpoolctl")
+    import_or_skip("torch", "torch")
+    import_or_skip("mnist", "threadpoolctl")  # scikit-learn brings it
     pop = bb.Population.from_dense(np.zeros((4, 2)))
     with LokyExecutor(workers=2) as executor:
         executor.start(ThreadReport(torch=True))
@@ -213,7 +214,7 @@ def test_worker_that_always_dies_gives_up_with_worker_error(tmp_path):
 
     with LokyExecutor(workers=1, max_retries=1, chunks_per_worker=1) as executor:
         executor.start(AlwaysDies(3))
-        with pytest.raises(bb.WorkerError, match=r"rows 0\.\.3 were in flight when a worker died 2 times \(max_retries=1\)"):
+        with pytest.raises(bb.errors.WorkerError, match=r"rows 0\.\.3 were in flight when a worker died 2 times \(max_retries=1\)"):
             executor.evaluate(bb.Population.from_dense(np.zeros((4, 3))), np.arange(4))
 
 
@@ -226,7 +227,7 @@ def test_evaluation_error_names_row_seed_and_cause(make, custom):
     seeds = np.arange(100, 110)
     with make() as executor:
         executor.start(FailsOnMark(3, custom=custom))
-        with pytest.raises(bb.EvaluationError) as info:
+        with pytest.raises(bb.errors.EvaluationError) as info:
             executor.evaluate(bb.Population.from_dense(params), seeds)
     error = info.value
     cause_type = DataError if custom else ValueError
@@ -253,7 +254,7 @@ class NotImportable(bb.Problem):
 def test_problem_workers_cannot_import_is_a_worker_error():
     with LokyExecutor(workers=1, chunks_per_worker=1) as executor:
         executor.start(NotImportable())
-        with pytest.raises(bb.WorkerError) as info:
+        with pytest.raises(bb.errors.WorkerError) as info:
             executor.evaluate(bb.Population.from_dense(np.zeros((2, 2))), np.arange(2))
     message = str(info.value)
     assert "a loky worker failed before evaluating rows 0..1: ModuleNotFoundError" in message
@@ -281,7 +282,7 @@ def test_hung_rows_are_killed_and_handled(on_timeout, tmp_path):
         executor.start(Sleepy(2, hang_above=1.0, hang_dir=str(tmp_path)))
         started = time.perf_counter()
         if on_timeout == "error":
-            with pytest.raises(bb.EvaluationError) as info:
+            with pytest.raises(bb.errors.EvaluationError) as info:
                 executor.evaluate(bb.Population.from_dense(params), seeds)
             assert (info.value.row, info.value.seed) == (5, 45)
             assert "row 5 (seed 45) did not finish within the timeout of 1 s" in str(info.value)

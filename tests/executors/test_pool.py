@@ -175,7 +175,7 @@ def test_retries_give_up_with_the_message_naming_rows_and_attempts():
     problem, batch, seeds, _ = generation()
     with Scripted(die=[(4, k) for k in range(1, 4)], max_retries=2) as executor:
         executor.start(problem)
-        with pytest.raises(bb.WorkerError, match=r"rows 4\.\.7 were in flight when a worker died 3 times "
+        with pytest.raises(bb.errors.WorkerError, match=r"rows 4\.\.7 were in flight when a worker died 3 times "
                                                  r"\(max_retries=2\); last failure: worker of rows 4\.\.7 died"):
             executor.evaluate(batch, seeds, STATE)
 
@@ -186,7 +186,7 @@ def test_hung_rows_are_isolated_one_by_one(on_timeout):
     with Scripted(hang=[6], timeout=1.0, on_timeout=on_timeout) as executor:
         executor.start(problem)
         if on_timeout == "error":
-            with pytest.raises(bb.EvaluationError, match=f"row 6 \\(seed {seeds[6]}\\) did not finish within "
+            with pytest.raises(bb.errors.EvaluationError, match=f"row 6 \\(seed {seeds[6]}\\) did not finish within "
                                                          "the timeout of 1 s"):
                 executor.evaluate(batch, seeds, STATE)
         else:
@@ -210,7 +210,7 @@ def test_rows_of_a_pool_you_passed_in_are_not_retried():
     with Breaks(1) as pool:
         executor = FuturesExecutor(pool, workers=1, chunks_per_worker=2)
         executor.start(problem)
-        with pytest.raises(bb.WorkerError, match=r"the executor you passed \(Breaks\) broke while evaluating rows "
+        with pytest.raises(bb.errors.WorkerError, match=r"the executor you passed \(Breaks\) broke while evaluating rows "
                                                  r"0\.\.10: a worker went away\. Pass a new one"):
             executor.evaluate(batch, seeds, STATE)
         executor.close()

@@ -13,6 +13,7 @@ from blackbox.cli import main
 from blackbox.driver.logs import read_csv_records
 from blackbox.lab import stats
 from blackbox.lab.experiment import load_experiment
+from tests.helpers.extras import requires
 from tests.helpers.run_problems import registered_drift
 
 EXPERIMENT = """\
@@ -181,6 +182,7 @@ def test_changed_settings_are_refused_unless_overwrite(tmp_path, drift, capsys):
     assert "lr = 0.07" in (out / "runs" / "sphere" / "nes-fast" / "seed-1" / "config.toml").read_text()
 
 
+@requires("plot")
 def test_optional_strategies_and_plots(tmp_path, drift):
     text = EXPERIMENT.replace("plots = false", "plots = true").replace("seeds = 2", "seeds = 1")
     text += '\n[strategies.not-installed]\nname = "cmaes-x"\noptional = true\n'

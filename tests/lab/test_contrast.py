@@ -7,6 +7,7 @@ import pytest
 
 from blackbox.errors import ConfigError
 from blackbox.lab.contrast.curves import Curve, EvalSchedule, compare
+from tests.helpers.extras import reason
 
 
 def curve(method, points):
@@ -51,9 +52,9 @@ def test_compare_at_the_lower_best_accuracy_otherwise():
     assert same.level == 0.3 and same.time_ratio is None  # only the untrained start reaches it
 
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("sklearn")
-pytest.importorskip("matplotlib")
+torch = pytest.importorskip("torch", reason=reason("mnist", "torch"))
+pytest.importorskip("sklearn", reason=reason("mnist", "sklearn"))
+pytest.importorskip("matplotlib", reason=reason("mnist", "matplotlib"))
 
 import blackbox as bb  # noqa: E402
 from blackbox.cli import main  # noqa: E402

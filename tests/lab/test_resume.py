@@ -20,6 +20,7 @@ from blackbox.files import load_npz
 from blackbox.lab.runs import resume_run, start_run
 from blackbox.store.checkpoint import list_checkpoints
 from tests.helpers import subprocess_env
+from tests.helpers.extras import import_or_skip
 from tests.helpers.run_problems import registered_drift
 
 TIMINGS = ("time", "generation_time")
@@ -232,7 +233,7 @@ def read_events(folder):
 
 
 def test_tensorboard_events_and_purge_on_resume(tmp_path, drift):
-    pytest.importorskip("tensorboardX")
+    import_or_skip("tensorboard", "tensorboardX")
     run_dir = tmp_path / "run"
     cfg = run_config("openai-es:popsize=10", "drift:dim=4", seed=1, stop={"generations": 6},
                      checkpoint={"every": 2}, log={"tensorboard": True, "plot": False})

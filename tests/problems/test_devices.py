@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
+from tests.helpers.extras import reason
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
-torch = pytest.importorskip("torch", reason="device= runs policies in torch")
+torch = pytest.importorskip("torch", reason=reason("torch", "torch"))  # device= runs policies in torch
 
 import blackbox as bb  # noqa: E402
 from blackbox.problems import devices  # noqa: E402

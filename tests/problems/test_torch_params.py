@@ -4,7 +4,9 @@ import warnings
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.helpers.extras import reason
+
+torch = pytest.importorskip("torch", reason=reason("torch", "torch"))
 
 import blackbox as bb  # noqa: E402
 from blackbox.problems.torch_params import FlatParams  # noqa: E402

@@ -79,19 +79,19 @@ def plugins(tmp_path):
 
 
 def test_a_broken_plugin_names_its_distribution_and_keeps_the_cause(plugins):
-    with pytest.raises(bb.PluginError) as info:
+    with pytest.raises(bb.errors.PluginError) as info:
         bb.make_strategy("broken-es", dim=3)
     message = str(info.value)
     assert "strategy 'broken-es' from distribution broken-plugin 0.3 failed to load (brokenplug:ES)" in message
     assert "ImportError: libfoo 2.1 is required by broken-es" in message
     assert isinstance(info.value.__cause__, ImportError)
     # asking again gives the same error without importing again
-    with pytest.raises(bb.PluginError, match="broken-plugin 0.3"):
+    with pytest.raises(bb.errors.PluginError, match="broken-plugin 0.3"):
         bb.make_strategy("broken-es", dim=3)
 
 
 def test_every_other_plugin_keeps_working_next_to_a_broken_one(plugins):
-    with pytest.raises(bb.PluginError):
+    with pytest.raises(bb.errors.PluginError):
         bb.make_strategy("broken-es", dim=3)
     es = bb.make_strategy("good-es", dim=3, seed=0)
     assert type(es).__module__ == "goodplug"
@@ -104,7 +104,7 @@ def test_every_other_plugin_keeps_working_next_to_a_broken_one(plugins):
 
 
 def test_two_distributions_claiming_one_name_is_an_error_naming_both(plugins):
-    with pytest.raises(bb.PluginError) as info:
+    with pytest.raises(bb.errors.PluginError) as info:
         bb.make_problem("clash")
     message = str(info.value)
     assert "problem name 'clash' is claimed by more than one distribution" in message
@@ -116,7 +116,7 @@ def test_two_distributions_claiming_one_name_is_an_error_naming_both(plugins):
 
 
 def test_runtime_registration_cannot_override_an_installed_name(plugins):
-    with pytest.raises(bb.PluginError, match="'good-es' is already provided by good-plugin 1.2"):
+    with pytest.raises(bb.errors.PluginError, match="'good-es' is already provided by good-plugin 1.2"):
         registry.strategies.register("good-es", object)
 
 
@@ -130,19 +130,19 @@ def test_runtime_registration_cannot_override_an_installed_name(plugins):
                      "(incompleteplug:Nothing): AttributeError"),
 ])
 def test_protocol_is_checked_at_load_naming_the_missing_method(plugins, name, message):
-    with pytest.raises(bb.PluginError) as info:
+    with pytest.raises(bb.errors.PluginError) as info:
         bb.make_strategy(name, dim=3)
     assert message in str(info.value)
 
 
 def test_unknown_name_suggests_and_lists_what_is_installed(plugins):
-    with pytest.raises(bb.UnknownNameError) as info:
+    with pytest.raises(bb.errors.UnknownNameError) as info:
         bb.make_strategy("good_es", dim=3)
     message = str(info.value)
     assert message.startswith("unknown strategy 'good_es'. Did you mean 'good-es'? Installed strategies: ")
     for name in ("broken-es", "ga", "good-es", "nes", "no-tell", "openai-es"):
         assert name in message
-    with pytest.raises(bb.UnknownNameError, match="unknown executor 'seriall'. Did you mean 'serial'?"):
+    with pytest.raises(bb.errors.UnknownNameError, match="unknown executor 'seriall'. Did you mean 'serial'?"):
         bb.make_executor("seriall")
 
 

@@ -31,7 +31,7 @@ def test_parse_spec(text, name, args, kwargs):
     ("q:a=1,a=2", "option 'a' given twice", 6),
 ])
 def test_bad_specs_show_where(text, message, caret):
-    with pytest.raises(bb.SpecError) as info:
+    with pytest.raises(bb.errors.SpecError) as info:
         parse_spec(text)
     lines = str(info.value).splitlines()
     assert message in lines[0]

@@ -10,7 +10,9 @@ state.json written), ``state-written`` (both files written, not yet renamed), ``
 folder renamed into place, the directory not yet flushed), ``pruning`` (an old checkpoint half
 deleted), ``pruned`` (the old checkpoints deleted).
 
-The hooks wrap functions of ``blackbox.store.checkpoint`` from outside: the shipped code has no test hook.
+The hooks wrap functions of ``blackbox.store.checkpoint`` (its file writer and pruning) and of
+``blackbox.files`` (the folder flush inside ``atomic_folder``) from outside: the shipped code has no
+test hook.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from blackbox import files
 from blackbox.cli import main  # noqa: E402
 from blackbox.store import checkpoint as ck  # noqa: E402
 from tests.reliability import fault_problems  # noqa: E402
@@ -38,7 +41,7 @@ def install_pause(point: str, generation: int, flag: str) -> None:
     if point not in POINTS:
         raise SystemExit(f"unknown pause point {point!r}; one of {POINTS}")
     target = f"gen-{generation:06d}"
-    write_file, fsync_dir, prune = ck._write_file, ck._fsync_dir, ck.prune_checkpoints
+    write_file, fsync_dir, prune = ck.write_synced, files.fsync_dir, ck.prune_checkpoints
 
     def in_target(path: Path) -> bool:
         return path.parent.name.startswith(f".{target}.") or path.name == target
@@ -76,7 +79,7 @@ def install_pause(point: str, generation: int, flag: str) -> None:
             return removed
         return prune(directory, keep)
 
-    ck._write_file, ck._fsync_dir, ck.prune_checkpoints = hooked_write, hooked_fsync_dir, hooked_prune
+    ck.write_synced, files.fsync_dir, ck.prune_checkpoints = hooked_write, hooked_fsync_dir, hooked_prune
 
 
 if __name__ == "__main__":

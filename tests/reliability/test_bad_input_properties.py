@@ -39,7 +39,7 @@ def test_any_spec_string_parses_or_raises_spec_error(text):
     COUNTS["spec strings"] += 1
     try:
         spec = parse_spec(text)
-    except bb.SpecError as exc:
+    except bb.errors.SpecError as exc:
         assert str(exc).startswith("bad spec") or "spec must be" in str(exc)
         return
     assert spec.name and isinstance(spec.kwargs, dict)
@@ -114,7 +114,7 @@ def check_tell(name: str, fitness) -> None:
             assert str(exc)
             assert strategy.generation == generation and np.all(np.isfinite(strategy.center))
             if "diverged" in str(exc):  # legal values whose update overflowed: the strategy stops
-                assert isinstance(exc, bb.TellError) and str(exc).startswith("tell() failed: the update of generation")
+                assert isinstance(exc, bb.errors.TellError) and str(exc).startswith("tell() failed: the update of generation")
                 with pytest.raises(bb.StateError, match="this strategy cannot go on: the update of generation"):
                     strategy.ask()
                 return
@@ -211,7 +211,7 @@ def test_any_strategy_options_build_or_raise_blackbox_error(name, data):
 def test_an_update_that_overflows_stops_the_strategy_with_a_clear_error(name, options, sign):
     strategy = bb.make_strategy(name, dim=3, seed=0, **options)
     saved = strategy.state_dict()
-    with pytest.raises(bb.TellError) as info:
+    with pytest.raises(bb.errors.TellError) as info:
         for _ in range(20):
             population = strategy.ask()
             with np.errstate(over="ignore"):

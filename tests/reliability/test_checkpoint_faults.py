@@ -121,7 +121,7 @@ def _records_written(out: Path) -> int:
 def test_disk_full_while_checkpointing_is_a_clear_error_and_keeps_the_previous_checkpoint(
         faulty, clean, tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
-    real_write = ck._write_file
+    real_write = ck.write_synced
 
     def full_disk(path, data):
         if path.parent.name.startswith(".gen-000012."):
@@ -130,7 +130,7 @@ def test_disk_full_while_checkpointing_is_a_clear_error_and_keeps_the_previous_c
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
         real_write(path, data)
 
-    monkeypatch.setattr(ck, "_write_file", full_disk)
+    monkeypatch.setattr(ck, "write_synced", full_disk)
     assert main(run_args(out)) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -140,7 +140,7 @@ def test_disk_full_while_checkpointing_is_a_clear_error_and_keeps_the_previous_c
     assert ck.latest_checkpoint(out / "checkpoints").generation == 8 and leftovers(out) == []
     result = json.loads((out / "result.json").read_text())
     assert result["stop_reason"].startswith("error: CheckpointError: could not write checkpoint gen-000012")
-    monkeypatch.setattr(ck, "_write_file", real_write)  # space freed
+    monkeypatch.setattr(ck, "write_synced", real_write)  # space freed
     assert main(["resume", str(out), "--quiet"]) == 0
     assert_same_run_dir(clean, out)
     note("disk full while checkpointing (patched write)", faults=1, runs=1, identical=1)

@@ -21,6 +21,7 @@ from blackbox.config.run import load_toml, read_run_config, resolve_run_config
 from blackbox.driver.loop import Run
 from blackbox.errors import CheckpointError
 from blackbox.store import checkpoint as ck
+from tests.helpers.extras import import_or_skip
 from tests.reliability.fault_problems import Faulty
 from tests.reliability.helpers import alive, cmdline, descendants, note
 
@@ -339,8 +340,8 @@ def test_loky_listens_on_no_port():
 @pytest.mark.reliability_long  # a local Ray takes seconds to start
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs /proc/net")
 def test_a_local_ray_started_by_the_executor_listens_on_localhost_only():
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("blackbox_ray")
+    ray = import_or_skip("blackbox-ray", "ray")
+    import_or_skip("blackbox-ray", "blackbox_ray")
     assert not ray.is_initialized()
     executor = bb.make_executor("ray:num_cpus=2")
     try:

@@ -13,6 +13,7 @@ import pytest
 
 import blackbox as bb
 from blackbox.executors.loky import LokyExecutor
+from tests.helpers.extras import import_or_skip
 from tests.reliability.fault_problems import Faulty
 from tests.reliability.helpers import (
     alive,
@@ -107,8 +108,8 @@ def ray_actors() -> list[int]:
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("blackbox_ray")
+    ray = import_or_skip("blackbox-ray", "ray")
+    import_or_skip("blackbox-ray", "blackbox_ray")
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # listen on 127.0.0.1
     ray.init(num_cpus=2, include_dashboard=False)
     yield ray

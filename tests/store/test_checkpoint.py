@@ -122,7 +122,7 @@ def test_an_interrupted_write_leaves_the_previous_checkpoint(tmp_path, monkeypat
         with open(path, "wb") as handle:
             handle.write(data)
 
-    monkeypatch.setattr(ck, "_write_file", failing)
+    monkeypatch.setattr(ck, "write_synced", failing)
     with pytest.raises(KeyboardInterrupt):
         ck.save_checkpoint(tmp_path, run)
     assert calls == ["arrays.npz", "state.json"]

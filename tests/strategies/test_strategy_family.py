@@ -203,7 +203,7 @@ def test_registered_and_cites_its_paper(name):
 def test_tell_checks_length(name):
     strategy = bb.make_strategy(name, dim=3, seed=0)
     n = len(strategy.ask())
-    with pytest.raises(bb.TellError, match=f"tell\\(\\) got {n - 1} fitness values for a population of {n}"):
+    with pytest.raises(bb.errors.TellError, match=f"tell\\(\\) got {n - 1} fitness values for a population of {n}"):
         strategy.tell(np.zeros(n - 1))
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import blackbox as bb
 from blackbox.strategies.cma_es import cma_parameters
+from tests.helpers.extras import import_or_skip
 
 
 def one_generation(strategy, fitness_fn):
@@ -247,7 +248,7 @@ class PyCMA:
 ])
 def test_evaluations_to_target_like_pycma(name, diagonal, problem, dim, sigma):
     """Same start, same sigma, default popsize: median evaluations to 1e-8 within 25% of pycma's."""
-    cma = pytest.importorskip("cma")
+    cma = import_or_skip("test", "cma")
     ours, theirs = [], []
     for seed in range(5):
         p = bb.make_problem(problem, dim=dim)

@@ -1,16 +1,15 @@
-"""Every built-in strategy, problem and executor passes the conformance kit (``blackbox.testing``)."""
+"""Every built-in strategy, problem and executor passes the conformance kit (``blackbox.testing``).
+
+Checks of a problem whose extra is not installed (gym, mnist; torch policies, Atari) are skipped,
+naming the extra."""
 
 from __future__ import annotations
-
-import importlib.util
 
 import pytest
 
 from blackbox.registry.plugins import executors, problems, strategies
 from blackbox.testing import Subject, parametrize_with_checks
-
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-HAS_ATARI = HAS_TORCH and all(importlib.util.find_spec(m) is not None for m in ("ale_py", "cv2"))
+from tests.helpers.extras import requires, requires_problem
 
 
 def torch_vbn_mlp(in_size, out_size):
@@ -61,13 +60,16 @@ PROBLEMS = [
             "episode_cap_threshold=0.25,episode_cap_ratio=1.5"),
     Subject("gym:CartPole-v1,hidden=[4],frame_skip=3,frame_stack=2"),
     Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
-    *([Subject("gym:CartPole-v1,hidden=[4],device=auto"),  # CUDA where available, else the CPU
-       Subject("gym:CartPole-v1,vbn=true,vbn_size=16", policy=torch_vbn_mlp)] if HAS_TORCH else []),
+]
+#: Problems whose policies run in torch.
+TORCH_PROBLEMS = [
+    Subject("gym:CartPole-v1,hidden=[4],device=auto"),  # CUDA where available, else the CPU
+    Subject("gym:CartPole-v1,vbn=true,vbn_size=16", policy=torch_vbn_mlp),
 ]
 # Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.
 # tests/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
 SLOW_PROBLEMS = [
-    *([Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2")] if HAS_ATARI else []),
+    Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2"),
 ]
 EXECUTORS = [
     Subject("serial"),
@@ -79,24 +81,39 @@ EXECUTORS = [
 ]
 
 
-@parametrize_with_checks(STRATEGIES + PROBLEMS + EXECUTORS)
+def parse_name(subject: Subject) -> str:
+    return subject.target.partition(":")[0]
+
+
+def skipped_without_extras(subjects, needs=()):
+    """``parametrize_with_checks(subjects)``, each check skipped where its problem's extra (or, for
+    ``subjects`` that are in ``needs``, the extra named there) is not installed."""
+    argname, params = parametrize_with_checks(subjects).args
+    marked = []
+    for param in params:
+        subject = param.values[0].subject
+        marks = [*param.marks, requires_problem(parse_name(subject))]
+        for extra, group in needs:
+            if any(subject is member for member in group):
+                marks.append(requires(extra))
+        marked.append(pytest.param(*param.values, id=param.id, marks=marks))
+    return pytest.mark.parametrize(argname, marked)
+
+
+@skipped_without_extras(STRATEGIES + PROBLEMS + TORCH_PROBLEMS + EXECUTORS, needs=[("torch", TORCH_PROBLEMS)])
 def test_builtins_conform(check):
     check()
 
 
 @pytest.mark.slow
-@parametrize_with_checks(SLOW_PROBLEMS)
+@skipped_without_extras(SLOW_PROBLEMS, needs=[("atari", SLOW_PROBLEMS)])
 def test_slow_builtins_conform(check):
     check()
 
 
 def test_every_builtin_is_checked():
-    checked = {parse_name(s) for s in STRATEGIES + PROBLEMS + EXECUTORS + SLOW_PROBLEMS}
+    checked = {parse_name(s) for s in STRATEGIES + PROBLEMS + TORCH_PROBLEMS + EXECUTORS + SLOW_PROBLEMS}
     for registry in (strategies, problems, executors):
         builtins = {e.name for e in registry.entries() if e.distribution == "blackbox-es"}
         missing = builtins - checked
         assert not missing, f"built-in {registry.kind}(s) {sorted(missing)} not in tests/test_conformance.py"
-
-
-def parse_name(subject: Subject) -> str:
-    return subject.target.partition(":")[0]

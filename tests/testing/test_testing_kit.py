@@ -96,7 +96,7 @@ def test_an_expected_failure_that_passes_is_reported():
 
 
 def test_expected_failures_are_validated():
-    with pytest.raises(bb.UnknownNameError, match="unknown strategy check 'check_pikle'. Did you mean 'check_pickle'?"):
+    with pytest.raises(bb.errors.UnknownNameError, match="unknown strategy check 'check_pikle'. Did you mean 'check_pickle'?"):
         check_strategy(ToyES, expected_failures={"check_pikle": "typo"})
     with pytest.raises(bb.ConfigError, match="needs a reason"):
         Subject(ToyES, expected_failures={"check_pickle": ""})
@@ -110,7 +110,7 @@ def test_subjects_know_their_kind_and_id():
     assert Subject("nes", popsize=20).id == "nes:popsize=20"
     assert Subject(ToyProblem, dim=3).make_problem().dim == 3
     assert [b.id for b in checks_for("ga")][:2] == ["ga-check_protocol", "ga-check_ask_shape_and_dtype"]
-    with pytest.raises(bb.UnknownNameError, match="Did you mean 'openai-es'"):
+    with pytest.raises(bb.errors.UnknownNameError, match="Did you mean 'openai-es'"):
         Subject("openai_es")
     with pytest.raises(bb.ConfigError, match="not an instance"):
         Subject(bb.make_strategy("nes", dim=2))

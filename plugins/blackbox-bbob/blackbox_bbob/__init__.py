@@ -4,7 +4,13 @@
     problem = bb.make_problem("bbob:function=8,dim=10,instance=3")   # or "bbob:rosenbrock,dim=10"
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .problem import BBOB, FUNCTIONS
 
 __all__ = ["BBOB", "FUNCTIONS"]
-__version__ = "0.1.0"
+
+try:  # the version is pyproject.toml's, read from the installed distribution
+    __version__ = version("blackbox-bbob")
+except PackageNotFoundError:  # a source tree on sys.path, not installed
+    __version__ = "0+unknown"

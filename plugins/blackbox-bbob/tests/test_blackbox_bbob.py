@@ -6,9 +6,12 @@ import json
 import subprocess
 import sys
 
-import cocoex
 import numpy as np
 import pytest
+
+pytest.importorskip("blackbox_bbob", reason="needs the blackbox-bbob plugin: pip install -e plugins/blackbox-bbob")
+
+import cocoex
 from blackbox_bbob import BBOB, FUNCTIONS
 
 import blackbox as bb

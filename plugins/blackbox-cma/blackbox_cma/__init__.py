@@ -4,7 +4,13 @@
     es = bb.make_strategy("cma", dim=10, sigma=0.5, seed=0, CMA_diagonal=True)
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .strategy import CMAES
 
 __all__ = ["CMAES"]
-__version__ = "0.1.0"
+
+try:  # the version is pyproject.toml's, read from the installed distribution
+    __version__ = version("blackbox-cma")
+except PackageNotFoundError:  # a source tree on sys.path, not installed
+    __version__ = "0+unknown"

@@ -9,6 +9,9 @@ import warnings
 
 import numpy as np
 import pytest
+
+pytest.importorskip("blackbox_cma", reason="needs the blackbox-cma plugin: pip install -e plugins/blackbox-cma")
+
 from blackbox_cma import CMAES
 from blackbox_cma.state import decode, encode
 

@@ -6,6 +6,9 @@ import os
 
 import numpy as np
 import pytest
+
+pytest.importorskip("blackbox_ray", reason="needs the blackbox-ray plugin: pip install -e plugins/blackbox-ray")
+
 import ray
 from blackbox_ray import RayExecutor
 from ray_problems import FailsOnMark, KillOnce, Stateful
@@ -86,7 +89,7 @@ def test_evaluation_error_names_row_seed_and_cause(local_ray):
     params[6, 0] = 99.0
     with RayExecutor() as executor:
         executor.start(FailsOnMark())
-        with pytest.raises(bb.EvaluationError) as info:
+        with pytest.raises(bb.errors.EvaluationError) as info:
             executor.evaluate(bb.Population.from_dense(params), np.arange(100, 110))
     assert (info.value.row, info.value.seed) == (6, 106)
     assert str(info.value) == "evaluation of row 6 (seed 106) failed: ValueError: parameter 0 is the forbidden value 99.0"

@@ -5,8 +5,10 @@ import importlib.util
 import numpy as np
 import pytest
 
+from tests.helpers.extras import reason
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
-torch = pytest.importorskip("torch", reason="the convnet policies need torch")
+torch = pytest.importorskip("torch", reason=reason("atari", "torch"))  # the convnet policies
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("ale_py") is None, reason='needs pip install "blackbox-es[atari]"'),
     pytest.mark.skipif(importlib.util.find_spec("cv2") is None, reason='needs pip install "blackbox-es[atari]"'),

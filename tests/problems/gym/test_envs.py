@@ -6,7 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-gym = pytest.importorskip("gymnasium")
+from tests.helpers.extras import reason
+
+gym = pytest.importorskip("gymnasium", reason=reason("gym", "gymnasium"))
 
 import blackbox as bb  # noqa: E402
 from blackbox.problems.gym.envs import CYCLIC_MDP_ID, CyclicMDP  # noqa: E402

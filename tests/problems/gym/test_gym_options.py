@@ -90,7 +90,7 @@ def test_a_value_given_twice_or_an_unknown_key_is_refused():
         GymProblem("CartPole-v1", obs_norm=ObsNorm(prob=0.5), obs_clip=3.0)
     assert str(info.value) == ("obs_clip is given twice: as obs_clip= and in obs_norm=ObsNorm(prob=0.5, clip=5.0); "
                                "give it in one place")
-    with pytest.raises(bb.UnknownNameError) as info:
+    with pytest.raises(bb.errors.UnknownNameError) as info:
         GymProblem("CartPole-v1", obs_nrom=True)
     assert str(info.value).startswith("problem 'gym' has no option 'obs_nrom'. Did you mean 'obs_norm'? Options: env, ")
     with pytest.raises(bb.ConfigError, match=r"^obs_norm= takes ObsNorm\(\.\.\.\) or a plain value, got VBN\(size=128"):
@@ -98,7 +98,7 @@ def test_a_value_given_twice_or_an_unknown_key_is_refused():
     with pytest.raises(bb.ConfigError, match=r"^frames must be Frames\(skip, stack, atari\), got 2; in a spec or TOML "
                                              r"file, give frame_skip=, frame_stack= and atari="):
         GymProblem("CartPole-v1", frames=2)
-    with pytest.raises(bb.UnknownNameError, match="has no option 'obs_nrom'. Did you mean 'obs_norm'"):
+    with pytest.raises(bb.errors.UnknownNameError, match="has no option 'obs_nrom'. Did you mean 'obs_norm'"):
         bb.make_problem("gym:CartPole-v1,obs_nrom=true")
 
 

@@ -5,6 +5,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.helpers.extras import import_or_skip
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 spaces = gym.spaces
 
@@ -15,7 +17,7 @@ from blackbox.problems.gym.problem import GymProblem  # noqa: E402
 
 
 def test_mlp_layout_is_torchs_and_outputs_agree():
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch", "torch")
     policy = MLPPolicy(5, 3, (16, 8), "tanh")
     assert policy.dim == 5 * 16 + 16 + 16 * 8 + 8 + 8 * 3 + 3
     params = np.random.default_rng(0).standard_normal((4, policy.dim))
@@ -67,7 +69,7 @@ def _net(in_size, out_size):
 
 
 def test_torch_modules_factories_and_import_paths():
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch", "torch")
     torch.manual_seed(0)
     module = _net(4, 2)
     by_module = GymProblem("CartPole-v1", policy=module)

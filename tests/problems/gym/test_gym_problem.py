@@ -8,6 +8,8 @@ import cloudpickle
 import numpy as np
 import pytest
 
+from tests.helpers.extras import import_or_skip
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 import blackbox as bb  # noqa: E402
@@ -113,7 +115,7 @@ def test_unknown_environment_suggests_the_closest_id():
 
 
 def test_policy_output_must_fit_the_action_space():
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch", "torch")
     net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
     with pytest.raises(bb.ConfigError) as info:
         GymProblem("CartPole-v1", policy=net)
@@ -142,7 +144,7 @@ def test_environment_that_raises_names_row_and_seed():
     executor = SerialExecutor()
     executor.start(problem)
     seeds = np.array([7, 8, 1234, 9])
-    with pytest.raises(bb.EvaluationError) as info:
+    with pytest.raises(bb.errors.EvaluationError) as info:
         executor.evaluate(Population.from_dense(np.zeros((4, problem.dim))), seeds)
     assert info.value.row == 2 and info.value.seed == 1234
     assert str(info.value) == "evaluation of row 2 (seed 1234) failed: RuntimeError: the simulator diverged"
@@ -154,7 +156,7 @@ def test_nonfinite_reward_is_an_error():
     problem = GymProblem(toy(nan_step=4), max_episode_steps=20)
     executor = SerialExecutor()
     executor.start(problem)
-    with pytest.raises(bb.EvaluationError) as info:
+    with pytest.raises(bb.errors.EvaluationError) as info:
         executor.evaluate(Population.from_dense(np.zeros((3, problem.dim))), np.array([5, 6, 7]))
     assert str(info.value) == (
         "evaluation of row 0 (seed 5) failed: ValueError: environment '<lambda>' returned a non-finite "
@@ -183,7 +185,7 @@ def test_unusable_spaces_and_options():
         bb.make_problem("gym:CartPole-v1,episodes=0")
     with pytest.raises(bb.ConfigError, match="policy must be one of 'mlp', 'linear', 'cnn', 'nature-cnn', got 'mpl'. Did you mean 'mlp'"):
         GymProblem("CartPole-v1", policy="mpl")
-    with pytest.raises(bb.UnknownNameError, match="has no option 'episode'. Did you mean 'episodes'"):
+    with pytest.raises(bb.errors.UnknownNameError, match="has no option 'episode'. Did you mean 'episodes'"):
         bb.make_problem("gym:CartPole-v1,episode=2")
 
 

@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.helpers.extras import import_or_skip
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 from blackbox.problems.gym.problem import GymProblem  # noqa: E402
@@ -66,7 +68,7 @@ def test_batched_equals_one_by_one(env, options):
 
 def test_one_by_one_reference_is_a_plain_gymnasium_loop():
     """The reference path agrees with a hand-written loop over gymnasium.make with the MLP in torch."""
-    torch = pytest.importorskip("torch")
+    torch = import_or_skip("torch", "torch")
     problem = GymProblem("CartPole-v1", batched=False)
     params = population(problem, 3, scale=0.5)
     seeds = np.array([11, 12, 13])

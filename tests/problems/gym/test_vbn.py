@@ -6,8 +6,10 @@ import pickle
 import numpy as np
 import pytest
 
+from tests.helpers.extras import reason
+
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
-torch = pytest.importorskip("torch", reason="VBN's torch path needs torch")
+torch = pytest.importorskip("torch", reason=reason("torch", "torch"))  # VBN's torch path
 
 import blackbox as bb  # noqa: E402
 from blackbox.problems.gym.policies import MLPPolicy, TorchPolicy  # noqa: E402

@@ -55,7 +55,7 @@ def test_write_idx_round_trip(tmp_path):
         assert path.read_bytes()[:2] == (b"\x1f\x8b" if name.endswith(".gz") else b"\x00\x00")
         np.testing.assert_array_equal(read_idx(path), array)
     assert (tmp_path / "a").read_bytes() == idx_bytes(array)
-    with pytest.raises(bb.DatasetError, match="cannot write dtype complex128 as IDX"):
+    with pytest.raises(bb.errors.DatasetError, match="cannot write dtype complex128 as IDX"):
         write_idx(tmp_path / "c", np.zeros(2, dtype=complex))
 
 
@@ -72,19 +72,19 @@ def test_write_idx_round_trip(tmp_path):
 ])
 def test_malformed_files_are_named_with_the_defect(tmp_path, data, message, gz):
     path = write(tmp_path / "bad-idx", data, gz)
-    with pytest.raises(bb.DatasetError, match=message) as info:
+    with pytest.raises(bb.errors.DatasetError, match=message) as info:
         read_idx(path)
     assert str(path) in str(info.value)
 
 
 def test_missing_and_corrupt_gzip(tmp_path):
-    with pytest.raises(bb.DatasetError, match=r"nope-idx1-ubyte: no such file"):
+    with pytest.raises(bb.errors.DatasetError, match=r"nope-idx1-ubyte: no such file"):
         read_idx(tmp_path / "nope-idx1-ubyte")
     good = gzip.compress(idx_bytes(np.arange(1000, dtype=np.int32)))
     path = write(tmp_path / "cut.gz", good[: len(good) // 2])
-    with pytest.raises(bb.DatasetError, match=r"cut.gz: gzip data is truncated or corrupt"):
+    with pytest.raises(bb.errors.DatasetError, match=r"cut.gz: gzip data is truncated or corrupt"):
         read_idx(path)
-    with pytest.raises(bb.DatasetError, match="is a directory"):
+    with pytest.raises(bb.errors.DatasetError, match="is a directory"):
         read_idx(tmp_path)
 
 
@@ -118,9 +118,9 @@ def test_loads_an_mnist_folder(tmp_path, gz, dotted):
 def test_missing_mnist_file_is_named(tmp_path):
     fake_mnist(tmp_path)
     (tmp_path / "t10k-labels-idx1-ubyte").unlink()
-    with pytest.raises(bb.DatasetError, match=r"MNIST file t10k-labels-idx1-ubyte \(plain or .gz\) not found in "):
+    with pytest.raises(bb.errors.DatasetError, match=r"MNIST file t10k-labels-idx1-ubyte \(plain or .gz\) not found in "):
         find_mnist_files(tmp_path)
-    with pytest.raises(bb.DatasetError, match="does not exist"):
+    with pytest.raises(bb.errors.DatasetError, match="does not exist"):
         find_mnist_files(tmp_path / "absent")
 
 
@@ -139,7 +139,7 @@ def test_missing_mnist_file_is_named(tmp_path):
 def test_inconsistent_mnist_files(tmp_path, name, array, message):
     fake_mnist(tmp_path)
     write(tmp_path / name, idx_bytes(array))
-    with pytest.raises(bb.DatasetError, match=message):
+    with pytest.raises(bb.errors.DatasetError, match=message):
         load_mnist_arrays(tmp_path)
 
 
@@ -148,7 +148,7 @@ def test_truncated_mnist_images_caught_at_load(tmp_path):
     path = tmp_path / "train-images-idx3-ubyte"
     path.write_bytes(path.read_bytes()[:-5])
     assert mnist_image_shape(tmp_path) == (12, 12)  # the header alone is fine
-    with pytest.raises(bb.DatasetError, match=r"train-images-idx3-ubyte: truncated data: dims 30x12x12"):
+    with pytest.raises(bb.errors.DatasetError, match=r"train-images-idx3-ubyte: truncated data: dims 30x12x12"):
         load_mnist_arrays(tmp_path)
 
 
@@ -170,5 +170,5 @@ def test_resolve_data_path_env_and_default(tmp_path, monkeypatch):
         resolve_data("digits", tmp_path)
     with pytest.raises(bb.ConfigError, match=r"dataset must be one of .* got 'mnsit'. Did you mean 'mnist'\?"):
         resolve_data("mnsit")
-    with pytest.raises(bb.DatasetError, match="not found in"):
+    with pytest.raises(bb.errors.DatasetError, match="not found in"):
         resolve_data(path=tmp_path)  # a folder without the files fails when the problem is made

@@ -6,8 +6,10 @@ import pickle
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("sklearn")
+from tests.helpers.extras import reason
+
+torch = pytest.importorskip("torch", reason=reason("mnist", "torch"))
+pytest.importorskip("sklearn", reason=reason("mnist", "sklearn"))
 
 import blackbox as bb  # noqa: E402
 from blackbox.problems.mnist.classifiers import MaxPool2x2  # noqa: E402

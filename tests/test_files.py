@@ -1,0 +1,94 @@
+"""``blackbox.files``: the one atomic writer for files and for folders, and the one state-tree walker."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import numpy as np
+import pytest
+
+from blackbox import files
+from blackbox.errors import CheckpointError, StorageError
+
+
+# -- map_tree and to_plain --------------------------------------------------------------------------
+def test_map_tree_visits_every_leaf_with_its_path_and_keys_before_values():
+    seen = []
+
+    def leaf(value, path):
+        seen.append(("leaf", path, value))
+        return -value
+
+    def key(name, path):
+        seen.append(("key", path, name))
+        return name.upper()
+
+    tree = {"a": 1, "b": [2, (3, {"c": 4})]}
+    assert files.map_tree(tree, leaf, key=key) == {"A": -1, "B": [-2, [-3, {"C": -4}]]}
+    assert seen == [("key", "", "a"), ("leaf", "a", 1), ("key", "", "b"), ("leaf", "b/0", 2),
+                    ("leaf", "b/1/0", 3), ("key", "b/1/1", "c"), ("leaf", "b/1/1/c", 4)]
+    assert files.map_tree([7], lambda v, p: p, path="root") == ["root/0"]
+
+
+def test_to_plain_turns_numpy_into_python_numbers_and_lists():
+    plain = files.to_plain({"x": np.arange(3), 4: (np.float32(0.5), np.int64(2), np.bool_(True)), "s": "t"})
+    assert plain == {"x": [0, 1, 2], "4": [0.5, 2, True], "s": "t"}
+    assert [type(v) for v in plain["4"]] == [float, int, bool] and type(plain["x"][0]) is int
+
+
+# -- atomic_folder -----------------------------------------------------------------------------------
+def fill_with(**contents):
+    def fill(folder):
+        for name, data in contents.items():
+            files.write_synced(folder / name, data)
+    return fill
+
+
+def test_atomic_folder_creates_and_replaces_a_whole_folder(tmp_path):
+    final = tmp_path / "deep" / "gen-000001"
+    assert files.atomic_folder(final, fill_with(a=b"1", b=b"2")) == final
+    assert sorted(p.name for p in final.iterdir()) == ["a", "b"] and (final / "a").read_bytes() == b"1"
+    files.atomic_folder(final, fill_with(c=b"3"))
+    assert sorted(p.name for p in final.iterdir()) == ["c"]
+    assert sorted(p.name for p in final.parent.iterdir()) == ["gen-000001"]  # no temporary folder left
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()])
+def test_a_failing_fill_leaves_the_previous_folder_and_no_temporary_one(tmp_path, failure):
+    final = tmp_path / "gen-000001"
+    files.atomic_folder(final, fill_with(a=b"old"))
+
+    def fill(folder):
+        files.write_synced(folder / "a", b"new")
+        raise failure
+
+    with pytest.raises(type(failure)):
+        files.atomic_folder(final, fill)
+    assert [p.name for p in tmp_path.iterdir()] == ["gen-000001"]
+    assert (final / "a").read_bytes() == b"old"
+
+
+def test_a_failing_atomic_write_is_a_storage_error_and_keeps_the_previous_file(tmp_path, monkeypatch):
+    target = tmp_path / "x.json"
+    files.write_json(target, {"a": 1})
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(StorageError, match=rf"^could not write {target}: \[Errno {errno.ENOSPC}\] No space left"):
+        files.write_json(target, {"a": 2})
+    assert target.read_text() == '{\n  "a": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # the temporary file is gone
+
+
+# -- .npz ------------------------------------------------------------------------------------------
+def test_npz_bytes_round_trip_through_load_npz(tmp_path):
+    arrays = {"a/b": np.arange(4.0), "c": np.array(3, dtype=np.int8)}
+    (tmp_path / "x.npz").write_bytes(files.npz_bytes(arrays))
+    loaded = files.load_npz(tmp_path / "x.npz")
+    assert set(loaded) == {"a/b", "c"} and np.array_equal(loaded["a/b"], arrays["a/b"])
+    assert loaded["c"].dtype == np.int8 and loaded["c"].shape == ()
+    with pytest.raises(CheckpointError, match="cannot save 'o': object arrays would need pickle"):
+        files.save_npz(tmp_path / "y.npz", {"o": np.array([None])})

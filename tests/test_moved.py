@@ -1,0 +1,139 @@
+"""Every 0.1.0 module path that moved in 0.2.0 still imports, as the very module that lives at the new
+path, with a DeprecationWarning saying where it went (``blackbox._moved``)."""
+
+from __future__ import annotations
+
+import importlib
+import linecache
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import blackbox as bb
+from blackbox import _moved
+from tests.helpers import ROOT, subprocess_env
+from tests.helpers.extras import missing, reason
+
+#: old path -> (new path, a name a user imported from it, the modules the new one needs).
+OLD_PATHS = {
+    "blackbox.validation": ("blackbox._validate", "check_int", ()),
+    "blackbox.executor": ("blackbox.core.executor", "Executor", ()),
+    "blackbox.noise": ("blackbox.core.noise", "NoiseTable", ()),
+    "blackbox.population": ("blackbox.core.population", "Population", ()),
+    "blackbox.problem": ("blackbox.core.problem", "EvalResult", ()),
+    "blackbox.seeding": ("blackbox.core.seeding", "evaluation_seeds", ()),
+    "blackbox.strategy": ("blackbox.core.strategy", "Strategy", ()),
+    "blackbox.loop": ("blackbox.driver.loop", "optimize", ()),
+    "blackbox.record": ("blackbox.driver.record", "RecordLog", ()),
+    "blackbox.records": ("blackbox.driver.logs", "read_csv_records", ()),
+    "blackbox.tensorboard": ("blackbox.driver.logs", "TensorBoardLog", ()),
+    "blackbox.progress": ("blackbox.driver.progress", "ProgressDisplay", ()),
+    "blackbox.confirm": ("blackbox.driver.stop", "ConfirmGoal", ()),
+    "blackbox.spec": ("blackbox.registry.spec", "parse_spec", ()),
+    "blackbox.presets": ("blackbox.config.run", "problem_preset", ()),
+    "blackbox.checkpoint": ("blackbox.store.checkpoint", "load_checkpoint", ()),
+    "blackbox.sampling": ("blackbox.strategies._gaussian", None, ()),
+    "blackbox.schedule": ("blackbox.strategies._gaussian", None, ()),
+    "blackbox.strategies.nes": ("blackbox.strategies.search_gradient", "NES", ()),
+    "blackbox.strategies.openai_es": ("blackbox.strategies.search_gradient", "OpenAIES", ()),
+    "blackbox.executors.dispatch": ("blackbox.executors.wire", None, ()),
+    "blackbox.experiment": ("blackbox.lab.experiment", None, ()),
+    "blackbox.runs": ("blackbox.lab.runs", None, ()),
+    "blackbox.report": ("blackbox.lab.report", None, ()),
+    "blackbox.plots": ("blackbox.lab.plots", None, ()),
+    "blackbox.stats": ("blackbox.lab.stats", None, ()),
+    "blackbox.contrast": ("blackbox.lab.contrast", None, ()),
+    "blackbox.torch_params": ("blackbox.problems.torch_params", "FlatParams", ("torch",)),
+    "blackbox.envs": ("blackbox.problems.gym.envs", "CYCLIC_MDP_ID", ("gymnasium",)),
+    "blackbox.problems.envs": ("blackbox.problems.gym.slots", None, ()),
+    "blackbox.problems.gym_presets": ("blackbox.problems.gym.presets", None, ()),
+    "blackbox.problems.actions": ("blackbox.problems.gym.actions", None, ()),
+    "blackbox.problems.convnets": ("blackbox.problems.gym.convnets", None, ("torch",)),
+    "blackbox.problems.episode_cap": ("blackbox.problems.gym.episode_cap", None, ()),
+    "blackbox.problems.obs_norm": ("blackbox.problems.gym.obs_norm", None, ()),
+    "blackbox.problems.policies": ("blackbox.problems.gym.policies", "MLPPolicy", ()),
+    "blackbox.problems.reference": ("blackbox.problems.gym.reference", None, ()),
+    "blackbox.problems.rollout": ("blackbox.problems.gym.rollout", None, ()),
+    "blackbox.problems.vbn": ("blackbox.problems.gym.vbn", None, ("torch",)),
+    "blackbox.problems.wrappers": ("blackbox.problems.gym.wrappers", None, ("gymnasium",)),
+    "blackbox.problems.classifiers": ("blackbox.problems.mnist.classifiers", None, ("torch",)),
+    "blackbox.datasets": ("blackbox.problems.mnist.data", "DataSource", ()),
+}
+
+
+def fresh_import(name: str):
+    """Import ``name`` as a first import would (its alias dropped from sys.modules first)."""
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def test_every_moved_path_is_tested_and_none_exists_any_more():
+    assert {old: new for old, (new, _, _) in OLD_PATHS.items()} == _moved.MOVED
+    for old in [*_moved.MOVED, *_moved.ALIASES]:  # the finder comes first: it would hide a real module
+        path = ROOT.joinpath(*old.split("."))
+        assert not path.with_suffix(".py").exists() and not path.is_dir(), old
+
+
+@pytest.mark.parametrize("old", sorted(OLD_PATHS))
+def test_an_old_path_imports_the_new_module_and_warns(old):
+    new, name, needs = OLD_PATHS[old]
+    gone = missing(*needs)
+    if gone:
+        pytest.skip(reason({"torch": "torch", "gymnasium": "gym"}[gone[0]], *gone))
+    with pytest.warns(DeprecationWarning) as caught:
+        module = fresh_import(old)
+    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert f"{old} moved to {new} in 0.2.0; import from {new}" in messages
+    assert module is importlib.import_module(new) and module.__name__ == new
+    assert module.__spec__.name == new  # the module keeps its own spec (reload, pickle, runpy)
+    if name is not None:
+        assert getattr(module, name) is getattr(importlib.import_module(new), name)
+
+
+def test_a_submodule_of_a_moved_package_is_the_same_module_too():
+    with pytest.warns(DeprecationWarning, match="blackbox.datasets.idx moved to blackbox.problems.mnist.data.idx"):
+        idx = fresh_import("blackbox.datasets.idx")
+    assert idx is importlib.import_module("blackbox.problems.mnist.data.idx")
+    with pytest.raises(ModuleNotFoundError):
+        fresh_import("blackbox.datasets.nothing_here")
+
+
+def test_the_warning_points_at_the_import_statement():
+    sys.modules.pop("blackbox.loop", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import blackbox.loop  # noqa: F401
+    (warning,) = caught
+    assert warning.filename == __file__
+    assert linecache.getline(warning.filename, warning.lineno).strip() == "import blackbox.loop  # noqa: F401"
+
+
+@pytest.mark.parametrize("alias,module", sorted(_moved.ALIASES.items()))
+def test_the_public_short_names_import_without_a_warning(alias, module):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fresh_import(alias) is importlib.import_module(module) is getattr(bb, alias.rpartition(".")[2])
+
+
+def test_an_old_path_works_in_a_fresh_interpreter_and_says_where_to_go():
+    code = "from blackbox.checkpoint import load_checkpoint; import blackbox.store.checkpoint as c; " \
+           "assert load_checkpoint is c.load_checkpoint"
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == ("<string>:1: DeprecationWarning: blackbox.checkpoint moved to "
+                                   "blackbox.store.checkpoint in 0.2.0; import from blackbox.store.checkpoint")
+
+
+@pytest.mark.parametrize("name", ["MNIST", "FITNESS", "FORWARDS"])
+def test_names_of_a_module_that_became_a_package_are_forwarded(name):
+    if missing("torch"):
+        pytest.skip("the mnist problem needs the mnist extra (pip install 'blackbox-es[mnist]')")
+    import blackbox.problems.mnist as package
+
+    with pytest.warns(DeprecationWarning, match=f"blackbox.problems.mnist.{name} moved to "
+                                                f"blackbox.problems.mnist.problem.{name} in 0.2.0"):
+        value = getattr(package, name)
+    assert value is getattr(importlib.import_module("blackbox.problems.mnist.problem"), name)
