@@ -10,7 +10,7 @@ import blackbox as bb
 from blackbox.config.run import empty_preset, problem_preset
 from blackbox.core.problem import Playable, Recommends, Scorable
 from blackbox.registry.plugins import problems
-from blackbox.registry.spec import Spec
+from blackbox.registry.component import Component
 from blackbox.stop import ConfirmGoal
 
 
@@ -57,4 +57,4 @@ def test_confirm_goal_needs_a_scorable_problem():
 
 
 def test_a_problem_without_recommended_has_an_empty_preset():
-    assert problem_preset(Spec("sphere", [], {}), "openai-es") == empty_preset()
+    assert problem_preset(Component.parse("problem", "sphere"), "openai-es") == empty_preset()
