@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import copy
 import inspect
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, overload
 
 import numpy as np
 
-from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_state_layout
+from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_state_layout, real_array
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
@@ -67,21 +66,13 @@ def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
     than converted (numpy would drop an imaginary part or parse ``"1.5"`` silently).
     """
     fitness = getattr(fitness, "fitness", fitness)
-    mask = np.ma.getmaskarray(fitness) if isinstance(fitness, np.ma.MaskedArray) else None
     try:
-        raw = np.asarray(np.ma.getdata(fitness) if mask is not None else fitness)
-        if raw.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in raw.ravel()):
-            raw = raw.astype(np.float64)  # Python ints too large for int64, mixed numbers
-        if raw.dtype.kind not in "biuf":
-            raise TypeError(f"values of type {raw.dtype}")
-        f = raw.astype(np.float64, copy=False)
-    except (TypeError, ValueError, OverflowError) as exc:
+        f = real_array(fitness)
+    except TypeError as exc:
         raise TellError(
             f"tell() needs real numbers, got {type(fitness).__name__} that does not convert to floats "
             f"({exc}); pass one fitness value per row of the population from ask()"
         ) from None
-    if mask is not None and mask.shape == f.shape:
-        f[mask] = np.nan
     if f.ndim != 1:
         raise TellError(
             f"tell() got fitness of shape {f.shape}; expected shape ({popsize},): "
