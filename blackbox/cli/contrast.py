@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..config.run import parse_set
 from ..errors import ConfigError
-from ..files import to_plain, write_json
+from ..files import ensure_folder, to_plain, write_json
 from ..registry.plugins import make_problem
 
 __all__ = ["add_parser", "run"]
@@ -64,8 +64,7 @@ def _out_dir(out: Path | None, problem: str, overwrite: bool) -> Path:
     taken = [name for name in _OUTPUTS if (out / name).exists()]
     if taken and not overwrite:
         raise ConfigError(f"{out} already holds {', '.join(taken)}; pass --overwrite or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+    return ensure_folder(out, "output folder")
 
 
 def run(args) -> int:

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from ..config.toml import parse_toml
 from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
-from ..files import load_npz, to_plain
+from ..files import ensure_folder, load_npz, read_regular_file, to_plain
 
 __all__ = ["add_parser", "play", "load_run_config", "load_policy", "load_policy_file", "find_run_dir"]
 
@@ -80,17 +81,14 @@ def find_run_dir(path: Path) -> Path:
 
 
 def load_run_config(run_dir: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
     path = Path(run_dir) / "config.toml"
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    return parse_toml(text, str(path))
 
 
 def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -143,7 +141,7 @@ def write_recording(path: Path, frames: list, fps: float) -> None:
     """``frames`` (RGB arrays) as a GIF (Pillow) or a video through imageio (imageio-ffmpeg)."""
     if not frames:
         raise ConfigError("nothing to record: the environment rendered no frames")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent, "folder of the recording")
     if path.suffix.lower() == ".gif":
         write_gif(path, frames, fps)
         return

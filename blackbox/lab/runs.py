@@ -39,7 +39,7 @@ from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
 from ..driver.stop import ConfirmGoal
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
-from ..files import save_npz, write_json, write_toml
+from ..files import ensure_folder, read_regular_file, save_npz, write_json, write_toml
 from ..store.checkpoint import (
     Checkpointer,
     code_changes,
@@ -85,9 +85,10 @@ def read_result(run_dir: str | Path) -> dict[str, Any] | None:
 
     path = RunPaths(run_dir).result
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        result = json.loads(read_regular_file(path).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return result if isinstance(result, dict) else None
 
 
 def is_finished(run_dir: str | Path) -> bool:
@@ -128,8 +129,7 @@ def check_out_dir(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> P
             (out / name).unlink(missing_ok=True)
         for name in _RUN_DIRS:
             shutil.rmtree(out / name, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+    return ensure_folder(out, "run directory")
 
 
 def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,

@@ -187,7 +187,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         raise CheckpointError(f"checkpoint {path}: state.json is larger than {MAX_STATE_JSON_BYTES} bytes")
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, or an integer of more digits than Python converts
         raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
     except RecursionError:
         raise CheckpointError(f"checkpoint {path}: state.json is nested too deeply to be a checkpoint") from None
