@@ -147,7 +147,10 @@ class Strategy(ABC):
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
         if self.Params is not None:
-            self._setup()
+            try:
+                self._setup()
+            except MemoryError as exc:
+                raise self._out_of_memory("building it", exc) from None
 
     @staticmethod
     def default_popsize(dim: int) -> int | None:
@@ -181,7 +184,10 @@ class Strategy(ABC):
             )
         # numpy builds a new state dict on every read: no deep copy needed (it cost ~50 us a generation)
         self._rng_state_at_ask = self.rng.bit_generator.state
-        population = self._ask()
+        try:
+            population = self._ask()
+        except MemoryError as exc:
+            raise self._out_of_memory("ask()", exc) from None
         self._pending = population
         return population
 
@@ -204,6 +210,11 @@ class Strategy(ABC):
             norm = self._tell(population, f)
         except OverflowError as exc:  # math.exp of a huge step
             raise self._diverge(previous, f, str(exc)) from None
+        except MemoryError as exc:  # the update stopped half way: nothing of it may be used
+            self._center = previous
+            error = self._out_of_memory("tell()", exc)
+            self._diverged = f"{error}; restore a state with load_state_dict() or from a checkpoint"
+            raise error from None
         if not (np.all(np.isfinite(self._center)) and np.all(np.isfinite(self.sigma))):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
@@ -225,6 +236,21 @@ class Strategy(ABC):
             f"load_state_dict() or from a checkpoint"
         )
         return TellError(f"tell() failed: {self._diverged}")
+
+    def memory_needed(self) -> str:
+        """What the strategy needs in memory at its peak, in words (``"about 19.2 GB: ..."``), for the
+        error when an allocation fails; empty when it has nothing particular to say."""
+        return ""
+
+    def _out_of_memory(self, stage: str, exc: MemoryError) -> ConfigError:
+        """The one-line error for an allocation that failed in ``stage``."""
+        name = self.name or type(self).__name__
+        need = self.memory_needed()
+        return ConfigError(
+            f"{name} ran out of memory in {stage} at dim={self.dim}, popsize={self.popsize}"
+            f"{': it needs ' + need if need else ''} ({type(exc).__name__}: {exc or 'no more memory'}); "
+            f"lower dim or popsize, or run on a machine with more memory"
+        )
 
     def _check_usable(self) -> None:
         if self._diverged is not None:
@@ -274,9 +300,12 @@ class Strategy(ABC):
         check_state_layout({key: template[key] for key in declared}, state)
         if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
             raise ConfigError("state_dict center is not finite")
-        self.rng.bit_generator.state = copy.deepcopy(state["rng"])
-        self.seed = int(state["seed"])
-        self.generation = int(state["generation"])
+        seed = check_int("state_dict seed", state["seed"], minimum=0, maximum=2**63 - 1)
+        generation = check_int("state_dict generation", state["generation"], minimum=0, maximum=2**63 - 1)
+        rng_state = _checked_rng_state(self.rng, state["rng"])
+        self.rng.bit_generator.state = rng_state
+        self.seed = seed
+        self.generation = generation
         self._center = np.array(state["center"], dtype=np.float64)
         self.sigma = float(state["sigma"])
         self.update_norm = float(state["update_norm"])
@@ -326,6 +355,19 @@ class Strategy(ABC):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+
+
+def _checked_rng_state(rng: np.random.Generator, state: Any) -> Any:
+    """``state`` (a copy) if ``rng``'s bit generator accepts it; a ConfigError otherwise (numpy's own
+    errors for a wrong-typed state are TypeError, KeyError, ValueError or OverflowError from deep inside)."""
+    kind = type(rng.bit_generator)
+    state = copy.deepcopy(state)
+    try:
+        kind(0).state = state
+    except (TypeError, KeyError, ValueError, OverflowError, AttributeError) as exc:
+        raise ConfigError(f"state_dict rng is not a state of numpy's {kind.__name__} generator, so the state "
+                          f"does not fit this run's strategy: {type(exc).__name__}: {exc}") from None
+    return state
 
 
 #: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.

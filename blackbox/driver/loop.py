@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_int
 from ..core.executor import Executor
 from ..core.problem import EvalResult, Problem
 from ..core.seeding import evaluation_seeds
@@ -26,7 +27,11 @@ from ..registry.parts import resolve_run_parts
 from .record import Record, RecordLog
 from .stop import BUDGETS, EnvSteps, StopCondition, stop_conditions
 
-__all__ = ["optimize", "Record", "Result", "Callback", "Run"]
+__all__ = ["optimize", "Record", "Result", "Callback", "Run", "MAX_COUNTER"]
+
+#: The largest generation, evaluation or step count (and seed) a loaded state may hold: records keep
+#: them as int64.
+MAX_COUNTER = 2**63 - 1
 
 
 @dataclass
@@ -109,15 +114,22 @@ class Run:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.seed = int(state["seed"])
-        self.evaluations = int(state["evaluations"])
-        self.steps = int(state["steps"])
+        """Restore what :meth:`state_dict` returned; counters, seed and the stop list are checked as
+        a constructor checks its arguments (ConfigError naming the key)."""
+        counters = {key: check_int(f"run state {key}", state[key], minimum=0, maximum=MAX_COUNTER)
+                    for key in ("seed", "evaluations", "steps")}
+        stop = state.get("stop", [])
+        if not isinstance(stop, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("type", ""), str) and isinstance(e.get("state", {}), dict)
+                for e in stop):
+            raise ConfigError("run state stop must be a list of tables {type = NAME, state = {...}}")
+        self.seed, self.evaluations, self.steps = counters["seed"], counters["evaluations"], counters["steps"]
         self.elapsed = float(state["elapsed"])
         self.best_fitness = float(state["best_fitness"])
         self.best_params = np.array(state["best_params"], dtype=np.float64)
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
-        self._stop_state = list(state.get("stop", []))
+        self._stop_state = list(stop)
         if self.stop:
             self.attach_stop(self.stop)  # the conditions already attached take the saved state now
 
@@ -146,7 +158,11 @@ class Run:
             index = seen[kind] = seen.get(kind, -1) + 1
             condition.reset()
             if index < len(saved.get(kind, [])):
-                condition.load_state_dict(saved[kind][index])
+                try:
+                    condition.load_state_dict(saved[kind][index])
+                except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                    raise ConfigError(f"the saved state of stop condition {kind} does not fit it: "
+                                      f"{type(exc).__name__}: {exc}") from None
         for condition in self.stop:
             bind = getattr(condition, "bind", None)
             if callable(bind):
@@ -261,11 +277,17 @@ def optimize(
         max_generations = generations
     conditions = stop_conditions(max_generations=max_generations, max_evaluations=max_evaluations,
                                  max_steps=max_steps, max_time=max_time, target=target, extra=stop)
+    seed = None if seed is None else check_int("seed", seed, minimum=0)
+    if not isinstance(evaluate_center, (bool, np.bool_)):
+        raise ConfigError(f"evaluate_center must be true or false, got {evaluate_center!r}")
+    if run is not None and not isinstance(run, Run):
+        raise ConfigError(f"run must be a Run to continue (from restore_run or an earlier optimize), "
+                          f"got {type(run).__name__}")
+    hooks = _hooks(callbacks)
     strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
-        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), bool(evaluate_center))
     run.attach_stop(conditions)
-    hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
     error: BaseException | None = None
     executor.start(problem)
@@ -307,6 +329,19 @@ def optimize(
             if owned:
                 executor.close()
     return result
+
+
+def _hooks(callbacks: Any) -> list[Callback]:
+    """``callbacks`` as Callback objects (a function becomes one); a ConfigError for anything else."""
+    if isinstance(callbacks, (str, bytes, Callback)) or not isinstance(callbacks, Iterable):
+        raise ConfigError(f"callbacks must be a list of Callback objects or functions (record) -> bool, "
+                          f"got {callbacks!r}")
+    hooks = []
+    for callback in callbacks:
+        if not isinstance(callback, Callback) and not callable(callback):
+            raise ConfigError(f"callbacks must be Callback objects or functions (record) -> bool, got {callback!r}")
+        hooks.append(callback if isinstance(callback, Callback) else _FunctionCallback(callback))
+    return hooks
 
 
 def _end_hooks(hooks: Sequence[Callback], run: Run, result: Result, error: BaseException | None) -> None:
