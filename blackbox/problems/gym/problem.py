@@ -92,6 +92,7 @@ class GymProblem(Problem):
     """
 
     name = "gym"
+    needs = {"gymnasium": "gym"}
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
     #: What option checking, spec binding and the resolved config read: the flat keys (which the
