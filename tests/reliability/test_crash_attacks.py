@@ -82,12 +82,27 @@ CONFIGS = {
 }
 
 
+BOUNDED = textwrap.dedent("""
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, resource.RLIM_INFINITY))  # /dev/zero read whole
+    from blackbox.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_a_config_file_that_is_no_config_is_refused_before_it_is_read(name, tmp_path, capsys):
+def test_a_config_file_that_is_no_config_is_refused_before_it_is_read(name, tmp_path):
     make, message = CONFIGS[name]
     config = make(tmp_path / "run.toml")
-    status = main(["run", "--config", str(config), "--out", str(tmp_path / "out")])
-    one_line(status, capsys.readouterr().err, "run", message)
+    # In a subprocess with 2 GB of address space and a time limit: a reader that does not refuse
+    # /dev/zero or a FIFO fails the test instead of taking the machine or the suite with it.
+    try:
+        done = subprocess.run([sys.executable, "-c", BOUNDED, "run", "--config", str(config), "--out",
+                               str(tmp_path / "out")], capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    except subprocess.TimeoutExpired:
+        COUNTS["tried"] += 1
+        raise AssertionError(f"blackbox run --config {config} did not finish within 60 s") from None
+    one_line(done.returncode, done.stderr, "run", message)
 
 
 @pytest.mark.parametrize("where, message", [
@@ -256,10 +271,11 @@ def test_a_problem_whose_extra_is_missing_names_the_extra(hidden, problem, messa
 
 
 @requires("blackbox-cma", "blackbox_cma")
-def test_the_cma_plugin_refuses_a_dimension_its_matrices_cannot_hold(tmp_path, capsys):
-    status = main(["run", "--strategy", "cma", "--problem", "quadratic:dim=50000", "--generations", "1", "--quiet",
-                   "--out", str(tmp_path / "out")])
-    one_line(status, capsys.readouterr().err, "run",
+def test_the_cma_plugin_refuses_a_dimension_its_matrices_cannot_hold(tmp_path):
+    done = subprocess.run([sys.executable, "-c", BOUNDED, "run", "--strategy", "cma", "--problem", "quadratic:dim=50000",
+                           "--generations", "1", "--quiet", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    one_line(done.returncode, done.stderr, "run",
              "cma keeps dim x dim matrices \\(40 GB for dim=50000\\).*Use CMA_diagonal=true or sep-cma-es")
 
 
