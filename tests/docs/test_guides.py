@@ -161,6 +161,16 @@ def test_a_failing_block_fails_its_page(tmp_path, monkeypatch, capsys):
         run_page(page, tmp_path / "y", monkeypatch, capsys, with_slow=False)
 
 
+def test_a_page_that_needs_a_missing_extra_is_skipped_naming_it(tmp_path, monkeypatch, capsys):
+    page = parse_page("x.md", "<!-- test-page: requires blackbox-nope -->\n```python\nraise ValueError\n```\n")
+    with pytest.raises(pytest.skip.Exception, match=r"needs the blackbox-nope plugin .*blackbox_nope is not installed"):
+        run_page(page, tmp_path, monkeypatch, capsys, with_slow=False)
+    page = parse_page("y.md", "```python\nx = 1\n```\n<!-- test: requires blackbox-nope -->\n```python\nraise ValueError\n```\n")
+    (tmp_path / "y").mkdir()
+    with pytest.raises(pytest.skip.Exception, match="blocks not run: needs the blackbox-nope plugin"):
+        run_page(page, tmp_path / "y", monkeypatch, capsys, with_slow=False)
+
+
 def test_output_directive_compares_with_what_was_printed(tmp_path, monkeypatch, capsys):
     page = parse_page("x.md", "```python\nprint('hello there')\n```\n<!-- test: output -->\n```text\nhello\n"
                               "goodbye\n```\n")
