@@ -42,6 +42,28 @@ TASKS = {
 }
 TRIALS = Path(__file__).resolve().parent / "results" / "rl_trials.jsonl"
 
+_ARS_MUJOCO = ("--strategy ars --set problem.policy=linear --set problem.obs_norm=true "
+               "--set problem.obs_norm_prob=1.0 --goal-episodes 10 ")
+#: Settings found for each task (``--candidates``), with where they come from: what the presets
+#: carry once the preset mechanism can choose the strategy. Budgets are a few times the median need.
+CANDIDATES: dict[str, tuple[str, str]] = {
+    "CartPole-v1": ("", "the shipped preset (benchmarks/cartpole_solve.py)"),
+    "Acrobot-v1": ("", "the shipped preset (OpenAI-ES popsize 64, sigma 0.1, lr 0.03)"),
+    "MountainCarContinuous-v0": (
+        "--strategy ars --set popsize=8 --set top=1 --set sigma=0.2 --set lr=0.018 --set problem.hidden=[16] "
+        "--set problem.activation=relu --set problem.obs_norm=true --set problem.obs_norm_prob=1.0 "
+        "--max-steps 1000000 --goal 90 --goal-episodes 20",
+        "RL Baselines3 Zoo's tuned ARS (ars.yml: n_delta 4, n_top 1, delta_std 0.2, lr 0.018, MLP [16])"),
+    "Swimmer-v5": ("--strategy snes --set problem.policy=linear --max-steps 3000000 --goal 325 --goal-episodes 10",
+                   "SNES with the paper's defaults (Schaul et al. 2011) on the linear policy of Mania et al. 2018"),
+    "Hopper-v5": (_ARS_MUJOCO + "--set popsize=16 --set top=4 --set sigma=0.025 --set lr=0.01 "
+                  "--set problem.reward_shift=-1 --max-steps 5000000 --goal 3000",
+                  "ARS V2-t, Mania et al. 2018 table 9 (N 8, b 4, nu 0.025, alpha 0.01, survival bonus removed)"),
+    "HalfCheetah-v5": (_ARS_MUJOCO + "--set popsize=64 --set top=4 --set sigma=0.03 --set lr=0.02 "
+                       "--max-steps 5000000 --goal 3000",
+                       "ARS V2-t, Mania et al. 2018 table 9 (N 32, b 4, nu 0.03, alpha 0.02)"),
+}
+
 
 def command(task: str, extra: list[str], seed: int) -> list[str]:
     """The ``blackbox run`` arguments of one trial (without the output folder)."""
@@ -148,6 +170,8 @@ def main(argv=None) -> int:
     parser.add_argument("--task", action="append", help=f"a Gymnasium id (repeatable; default: {', '.join(TASKS)})")
     parser.add_argument("--args", default="", help="more `blackbox run` flags for every trial (default: none, "
                                                    "i.e. the preset)")
+    parser.add_argument("--candidates", action="store_true",
+                        help="run each task with its CANDIDATES settings (label: candidate) instead of --args")
     parser.add_argument("--label", help="name of these settings in the table (default: preset, or the flags)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -159,13 +183,15 @@ def main(argv=None) -> int:
     parser.add_argument("--no-notes", action="store_true", help=f"do not append the trials to {TRIALS}")
     args = parser.parse_args(argv)
 
-    extra = shlex.split(args.args)
-    label = args.label or (" ".join(extra) if extra else "preset")
     tasks = args.task or list(TASKS)
+    if args.candidates:
+        tasks = [t for t in tasks if t in CANDIDATES]
     print(f"# {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows, trials = [], []
     with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
         for task in tasks:
+            extra = shlex.split(CANDIDATES[task][0] if args.candidates else args.args)
+            label = args.label or ("candidate" if args.candidates else " ".join(extra) if extra else "preset")
             done: list[dict] = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 trial = run_trial(task, extra, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}",
