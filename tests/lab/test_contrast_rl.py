@@ -83,7 +83,7 @@ def test_ratios_and_report_text():
     from blackbox.lab.contrast.rl_report import describe_rl_contrast
     from blackbox.lab.contrast.sb3 import RLCurve
 
-    es = RLCurve("blackbox ES preset", steps=[10, 20], times=[1.0, 2.0], returns=[1.0, 5.0],
+    es = RLCurve("blackbox openai-es (preset)", steps=[10, 20], times=[1.0, 2.0], returns=[1.0, 5.0],
                  steps_to_goal=4_000, time_to_goal=20.0, total_steps=4_000, total_time=20.0)
     rl = RLCurve("PPO (Stable-Baselines3)", steps=[10], times=[1.0], returns=[5.0], steps_to_goal=1_000,
                  time_to_goal=100.0, total_steps=1_000, total_time=100.0,

@@ -100,7 +100,7 @@ def ars_settings(entry: ZooEntry) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
-def _es_curve(task: str, flags: list[str], seed: int, out: Path, method: str) -> tuple[RLCurve, dict[str, Any]]:
+def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str) -> tuple[RLCurve, dict[str, Any]]:
     """Run ``blackbox run --problem gym:TASK FLAGS --seed SEED`` into ``out``; its curve and resolved config."""
     from ...cli import build_parser
     from ...cli.run import apply_flags
@@ -113,6 +113,7 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, method: str) ->
     config = read_run_config(None)
     apply_flags(config, args)
     resolved = resolve_run_config(config)
+    method = f"blackbox {resolved['strategy']['name']}{suffix}"
     curve = RLCurve(method=method, config={"command": "blackbox " + shlex.join(argv), "strategy": resolved["strategy"],
                                            "problem": resolved["problem"], "executor": resolved["executor"],
                                            "stop": resolved["stop"]})
@@ -151,14 +152,14 @@ def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers:
     entry = zoo_entry(baseline, task)
     flags, notes = (ars_settings(entry) if baseline == "ars" else ([], []))
     flags = list(flags) + list(es_flags or [])
+    suffix = "" if flags else " (preset)"
     if workers > 1:
         flags += ["--executor", f"loky:workers={workers}"]
     flags += _budget_flags(task, flags, goal, goal_episodes, max_steps, max_time)
     scratch = None if out is not None else tempfile.TemporaryDirectory(prefix="contrast-rl-")
     root = Path(out) if out is not None else Path(scratch.name)
     try:
-        method = "blackbox " + ("ars" if baseline == "ars" else "ES preset")
-        es, resolved = _es_curve(task, flags, seed, root / "es-run", method)
+        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix)
     finally:
         if scratch is not None:
             scratch.cleanup()
