@@ -107,6 +107,8 @@ class GymProblem(Problem):
         self.config = config = gym_config({"env": env, "episodes": episodes, "policy": policy, "obs_norm": obs_norm,
                                            "episode_cap": episode_cap, "frames": frames, "vbn": vbn, **options})
         self.env = config.environment.id
+        #: Every row of a generation gets one seed (common random numbers), read by the driver.
+        self.shared_seed = config.episodes.shared_seed
         import_gymnasium()
         from .wrappers import resolve_frames
 
@@ -258,6 +260,8 @@ class GymProblem(Problem):
             summary["episode_cap"] = self.cap.describe()
         if config.episodes.reward_shift:
             summary["reward_shift"] = config.episodes.reward_shift
+        if self.shared_seed:
+            summary["shared_seed"] = True
         requested = config.policy.device
         if requested is not None:
             summary["device"] = self.device

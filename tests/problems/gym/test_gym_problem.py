@@ -317,3 +317,16 @@ def test_goal_is_screened_at_the_shifted_level_and_confirmed_on_the_task_reward(
     result = bb.optimize(es, problem, generations=40, seed=0, stop=[confirm])
     assert confirm.summary()["solved"], (confirm.checks, [r.center for r in result.records])
     assert all(r.center <= 0 for r in result.records) and confirm.confirmed >= 9.0
+
+
+def test_shared_seed_plays_every_row_of_a_generation_from_the_same_starts():
+    problem = GymProblem("Pendulum-v1", max_episode_steps=20, shared_seed=True)
+    assert problem.describe()["shared_seed"] is True and not GymProblem("Pendulum-v1").shared_seed
+    seen = []
+    evaluate = problem.evaluate
+    problem.evaluate = lambda params, seeds: (seen.append(np.array(seeds)), evaluate(params, seeds))[1]
+    es = bb.make_strategy("openai-es", dim=problem.dim, x0=problem.initial_params(np.random.default_rng(0)),
+                          seed=0, popsize=6)
+    bb.optimize(es, problem, generations=2, seed=0)
+    assert [len(s) for s in seen] == [7, 7] and all(len(set(s.tolist())) == 1 for s in seen)
+    assert seen[0][0] != seen[1][0]  # new starts every generation
