@@ -94,10 +94,11 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
     args = build_parser().parse_args(argv)
     config = read_run_config(None)
     apply_flags(config, args)
-    resolved = resolve_run_config(config)
+    run = resolve_run_config(config)
+    resolved = run.to_dict()
     load_before = os.getloadavg()
     started = time.perf_counter()
-    summary = start_run(resolved, out, overwrite=True, callbacks=[_progress(progress)])
+    summary = start_run(run, out, overwrite=True, callbacks=[_progress(progress)])
     elapsed = time.perf_counter() - started
     check = summary.get("goal_check") or {}
     centers = _centers(out / "records.csv")

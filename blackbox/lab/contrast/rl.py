@@ -112,7 +112,8 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str) ->
     args = build_parser().parse_args([*argv, "--out", str(out), "--overwrite", "--quiet", "--no-plot"])
     config = read_run_config(None)
     apply_flags(config, args)
-    resolved = resolve_run_config(config)
+    run = resolve_run_config(config)
+    resolved = run.to_dict()
     method = f"blackbox {resolved['strategy']['name']}{suffix}"
     curve = RLCurve(method=method, config={"command": "blackbox " + shlex.join(argv), "strategy": resolved["strategy"],
                                            "problem": resolved["problem"], "executor": resolved["executor"],
@@ -125,7 +126,7 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str) ->
                 curve.times.append(float(record.time))
                 curve.returns.append(float(record.center))
 
-    summary = start_run(resolved, out, overwrite=True, callbacks=[Trace()])
+    summary = start_run(run, out, overwrite=True, callbacks=[Trace()])
     check = summary.get("goal_check") or {}
     curve.total_steps, curve.total_time = int(summary["steps"]), float(summary["wall_time"])
     curve.stop_reason = str(summary["stop_reason"])
