@@ -104,6 +104,15 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
             set_value(config, path, getattr(args, key), f"--{key.replace('_', '-')}")
 
 
+def missing_preset_note(resolved: Any) -> str | None:
+    """For a gym task without a preset: say so, and which strategy options the run uses."""
+    if not resolved.preset or resolved.problem.name != "gym":
+        return None
+    from ..problems.gym.presets import missing_preset_note as note
+
+    return note(resolved.problem.options.get("env"), resolved.strategy.name, resolved.strategy.options)
+
+
 def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
@@ -122,6 +131,9 @@ def run(args) -> int:
     config = read_run_config(doc)
     apply_flags(config, args)
     resolved = resolve_run_config(config)
+    note = missing_preset_note(resolved)
+    if note and not args.quiet:
+        print(f"note: {note}", file=sys.stderr)
     out = args.out
     if out is None and resolved.out is not None:
         out = Path(resolved.out)

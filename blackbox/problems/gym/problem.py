@@ -183,6 +183,13 @@ class GymProblem(Problem):
 
         return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
+    @classmethod
+    def recommended_strategy(cls, env: Any = "CartPole-v1", *args: Any, **options: Any) -> str | None:
+        """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
+        from .presets import recommended_strategy
+
+        return recommended_strategy(env) if isinstance(env, str) else None
+
     # -- the Problem protocol -----------------------------------------------------------------
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
