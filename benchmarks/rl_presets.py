@@ -2,8 +2,8 @@
 
     python benchmarks/rl_presets.py                                  # every task's shipped preset, 5 seeds
     python benchmarks/rl_presets.py --task Pendulum-v1 --seeds 5 --json out.json
-    python benchmarks/rl_presets.py --task Hopper-v5 --label ars-v2t \\
-        --args "--strategy ars --set popsize=16 --set top=4 --set problem.policy=linear"
+    python benchmarks/rl_presets.py --task Hopper-v5 --label openai-es \\
+        --args "--strategy openai-es --max-steps 5000000"          # other settings than the preset's
 
 Each trial is exactly ``blackbox run --problem gym:TASK [ARGS] --seed S`` (parsed by the command's
 own parser, resolved by the same code, run in this process; the run directory goes to a temporary
@@ -42,27 +42,6 @@ TASKS = {
 }
 TRIALS = Path(__file__).resolve().parent / "results" / "rl_trials.jsonl"
 
-_ARS_MUJOCO = ("--strategy ars --set problem.policy=linear --set problem.obs_norm=true "
-               "--set problem.obs_norm_prob=1.0 --goal-episodes 10 ")
-#: Settings found for each task (``--candidates``), with where they come from: what the presets
-#: carry once the preset mechanism can choose the strategy. Budgets are a few times the median need.
-CANDIDATES: dict[str, tuple[str, str]] = {
-    "CartPole-v1": ("", "the shipped preset (benchmarks/cartpole_solve.py)"),
-    "Acrobot-v1": ("", "the shipped preset (OpenAI-ES popsize 64, sigma 0.1, lr 0.03)"),
-    "MountainCarContinuous-v0": (
-        "--strategy ars --set popsize=8 --set top=1 --set sigma=0.2 --set lr=0.018 --set problem.hidden=[16] "
-        "--set problem.activation=relu --set problem.obs_norm=true --set problem.obs_norm_prob=1.0 "
-        "--max-steps 1000000 --goal 90 --goal-episodes 20",
-        "RL Baselines3 Zoo's tuned ARS (ars.yml: n_delta 4, n_top 1, delta_std 0.2, lr 0.018, MLP [16])"),
-    "Swimmer-v5": ("--strategy snes --set problem.policy=linear --max-steps 3000000 --goal 325 --goal-episodes 10",
-                   "SNES with the paper's defaults (Schaul et al. 2011) on the linear policy of Mania et al. 2018"),
-    "Hopper-v5": (_ARS_MUJOCO + "--set popsize=16 --set top=4 --set sigma=0.025 --set lr=0.01 "
-                  "--set problem.reward_shift=-1 --max-steps 5000000 --goal 3000",
-                  "ARS V2-t, Mania et al. 2018 table 9 (N 8, b 4, nu 0.025, alpha 0.01, survival bonus removed)"),
-    "HalfCheetah-v5": (_ARS_MUJOCO + "--set popsize=64 --set top=4 --set sigma=0.03 --set lr=0.02 "
-                       "--max-steps 5000000 --goal 3000",
-                       "ARS V2-t, Mania et al. 2018 table 9 (N 32, b 4, nu 0.03, alpha 0.02)"),
-}
 
 
 def command(task: str, extra: list[str], seed: int) -> list[str]:
@@ -166,13 +145,70 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def measure(tasks: list[str], seeds: int, first_seed: int = 0, extra: str = "", label: str | None = None,
+            progress: int = 0, notes: bool = True, stop_after_fail: int = 0, log=print) -> tuple[list, list]:
+    """Run every task over the seeds; the summary rows and the trials."""
+    flags = shlex.split(extra)
+    label = label or (" ".join(flags) if flags else "preset")
+    rows, trials = [], []
+    with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
+        for task in tasks:
+            done: list[dict] = []
+            for seed in range(first_seed, first_seed + seeds):
+                trial = run_trial(task, flags, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}", progress)
+                trial["label"] = label
+                done.append(trial)
+                log(f"{task} [{label}] seed {seed}: {'solved' if trial['solved'] else 'not solved'} "
+                    f"steps {trial['steps']:,} wall {trial['wall']:.1f} s gens {trial['generations']} "
+                    f"best center {trial['best_center']} confirmed {trial['confirmed_mean']} ({trial['stop_reason']})")
+                if notes:
+                    TRIALS.parent.mkdir(parents=True, exist_ok=True)
+                    with open(TRIALS, "a") as handle:
+                        handle.write(json.dumps(trial) + "\n")
+                if stop_after_fail and sum(not t["solved"] for t in done) >= stop_after_fail:
+                    break
+            trials.extend(done)
+            rows.append(summarize(done))
+    return rows, trials
+
+
+def from_notes(selection: dict[str, str], path: Path = TRIALS) -> tuple[list, list]:
+    """Summary rows from the noted trials: per task, the trials of one label (the last of each seed)."""
+    noted = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows, trials = [], []
+    for task, label in selection.items():
+        by_seed = {t["seed"]: t for t in noted if t["task"] == task and t.get("label") == label}
+        done = [by_seed[seed] for seed in sorted(by_seed)]
+        if done:
+            trials.extend(done)
+            rows.append(summarize(done))
+    return rows, trials
+
+
+def markdown(rows: list[dict], trials: list[dict]) -> str:
+    """The table with each task's preset source and the load the trials ran under."""
+    from blackbox.problems.gym.presets import PRESETS
+
+    loads = [t["load"][0] for t in trials if t.get("load")]
+    lines = [table(rows), "",
+             f"Solved: the center's mean return over the preset's fresh episodes reached the goal (ConfirmGoal); "
+             f"steps are training steps when the run stopped, wall time the driver's, on one core (serial "
+             f"executor). Trials ran {min(t['date'] for t in trials)} to {max(t['date'] for t in trials)} under "
+             f"1-min load averages {min(loads):.1f}-{max(loads):.1f} on this 2-core machine, so wall times are "
+             f"inflated by other work; steps repeat exactly under the seed.", "",
+             "| task | strategy the preset picks | where the settings come from |", "|---|---|---|"]
+    for row in rows:
+        preset = PRESETS.get(row["task"])
+        if preset is not None:
+            lines.append(f"| {row['task']} | {preset.strategy} | {preset.source} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", action="append", help=f"a Gymnasium id (repeatable; default: {', '.join(TASKS)})")
     parser.add_argument("--args", default="", help="more `blackbox run` flags for every trial (default: none, "
                                                    "i.e. the preset)")
-    parser.add_argument("--candidates", action="store_true",
-                        help="run each task with its CANDIDATES settings (label: candidate) instead of --args")
     parser.add_argument("--label", help="name of these settings in the table (default: preset, or the flags)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -184,33 +220,10 @@ def main(argv=None) -> int:
     parser.add_argument("--no-notes", action="store_true", help=f"do not append the trials to {TRIALS}")
     args = parser.parse_args(argv)
 
-    tasks = args.task or list(TASKS)
-    if args.candidates:
-        tasks = [t for t in tasks if t in CANDIDATES]
     print(f"# {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    rows, trials = [], []
-    with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
-        for task in tasks:
-            extra = shlex.split(CANDIDATES[task][0] if args.candidates else args.args)
-            label = args.label or ("candidate" if args.candidates else " ".join(extra) if extra else "preset")
-            done: list[dict] = []
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
-                trial = run_trial(task, extra, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}",
-                                  args.progress)
-                trial["label"] = label
-                done.append(trial)
-                print(f"{task} [{label}] seed {seed}: {'solved' if trial['solved'] else 'not solved'} "
-                      f"steps {trial['steps']:,} wall {trial['wall']:.1f} s gens {trial['generations']} "
-                      f"best center {trial['best_center']} confirmed {trial['confirmed_mean']} "
-                      f"({trial['stop_reason']})", flush=True)
-                if not args.no_notes:
-                    TRIALS.parent.mkdir(parents=True, exist_ok=True)
-                    with open(TRIALS, "a") as handle:
-                        handle.write(json.dumps(trial) + "\n")
-                if args.stop_after_fail and sum(not t["solved"] for t in done) >= args.stop_after_fail:
-                    break
-            trials.extend(done)
-            rows.append(summarize(done))
+    rows, trials = measure(args.task or list(TASKS), args.seeds, args.first_seed, args.args, args.label,
+                           args.progress, not args.no_notes, args.stop_after_fail,
+                           log=lambda text: print(text, flush=True))
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "rows": rows, "trials": trials}, indent=1))

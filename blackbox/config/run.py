@@ -411,11 +411,25 @@ def config_changes(old: ResolvedRun | dict[str, Any],
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 
+def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -> bool:
+    """True for a component option that a config written before it existed lacks, at its default:
+    the run behaves as before (``problem.reward_shift = 0.0``)."""
+    kind, _, option = key.partition(".")
+    table = _table(new).get(kind)
+    if kind not in COMPONENTS or not isinstance(table, dict) or "." in option or "name" not in table:
+        return False
+    try:
+        defaults = resolved_options(options_of(factory_of(kind, table["name"], "config")), {})
+    except ConfigError:
+        return False
+    return option in defaults and plain_table(defaults[option]) == value
+
+
 def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:
     """The differences that make a continued run differ from an uninterrupted one, in words."""
     out = []
     for key, before, after in config_changes(old, new):
-        if key.split(".")[0] in _HARMLESS:
+        if key.split(".")[0] in _HARMLESS or (before is None and _added_at_default(key, after, new)):
             continue
         out.append(f"{key}: {'(unset)' if before is None else repr(before)} -> "
                    f"{'(unset)' if after is None else repr(after)}")

@@ -43,7 +43,8 @@ def test_user_settings_override_the_preset(tmp_path, capsys):
 def test_problem_state_is_saved_and_play_uses_it(tmp_path, capsys):
     out = tmp_path / "pendulum"
     assert main(["run", "--problem", "gym:Pendulum-v1,obs_norm=true,obs_norm_prob=1.0,max_episode_steps=30",
-                 "--set", "popsize=4", "--generations", "2", "--out", str(out), "--quiet"]) == 0
+                 "--no-preset", "--set", "popsize=4", "--generations", "2", "--out", str(out),
+                 "--quiet"]) == 0
     solution = load_npz(out / "solution.npz")
     assert solution["problem/obs_count"] == 2 * 5 * 30
     capsys.readouterr()

@@ -10,7 +10,7 @@ from ...files import atomic_write
 from .rl import PAPER_DATA, PAPER_QUOTE, RLContrastReport
 from .sb3 import RLCurve
 
-__all__ = ["describe_rl_contrast", "plot_rl_contrast"]
+__all__ = ["describe_rl_contrast", "plot_rl_contrast", "contrast_markdown"]
 
 
 def _steps(value: int | None) -> str:
@@ -95,3 +95,29 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
     atomic_write(path, lambda handle: fig.savefig(handle, format="png"))
     plt.close(fig)
     return path
+
+
+def _cell(steps: int | None, seconds: float | None) -> str:
+    return "not reached" if steps is None else f"{steps:,} / {seconds:,.0f} s"
+
+
+def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
+    """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task and baseline."""
+    low, high = PAPER_DATA
+    lines = ["| task | goal | ES (steps / wall to goal) | baseline (steps / wall to goal) | ES data / baseline's "
+             f"(paper: {low:g}-{high:g}x) | baseline wall / ES's | best checks (ES / baseline) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in reports:
+        es, rl = r["es"], r["rl"]
+        data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
+        wall = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
+        best = " / ".join("-" if c["best_return"] is None else f"{c['best_return']:,.0f}" for c in (es, rl))
+        goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
+        lines.append(f"| {r['task']} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
+                     f"| {rl['method']}: {_cell(rl['steps_to_goal'], rl['time_to_goal'])} | {data} | {wall} | {best} |")
+    lines += ["", PAPER_QUOTE + "."]
+    if seconds is not None:
+        lines.append(f"Each method trained at most {seconds:g} s (and its own step budget) on this machine.")
+    notes = sorted({note for r in reports for note in r.get("notes", [])})
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
