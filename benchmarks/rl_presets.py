@@ -33,7 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import machine  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchmarks._common import machine, version  # noqa: E402
 
 #: The tasks of issue 18 with their usual goals (the presets carry them; listed here for the table).
 TASKS = {
@@ -201,7 +203,27 @@ def markdown(rows: list[dict], trials: list[dict]) -> str:
         preset = PRESETS.get(row["task"])
         if preset is not None:
             lines.append(f"| {row['task']} | {preset.strategy} | {preset.source} |")
+    early = [row for row in rows if row.get("measured_as")]
+    if early:
+        lines += ["", "Measured before the preset carried these settings, with the same settings given as flags "
+                      "(the budget column is that run's; the preset's own budget is larger):"]
+        lines += [f"- {row['task']}: `{row['measured_as']}` (seed 0; seeds 1-4 alike)" for row in early]
     return "\n".join(lines)
+
+
+def write_section(path: Path, rows: list[dict], trials: list[dict], command: str) -> None:
+    """The rows as ``benchmarks/run_all.py`` saves its rl-presets section (BENCHMARKS.md is assembled from it)."""
+    import run_all
+
+    loads = [t["load"] for t in trials if t.get("load")]
+    record = {"section": "rl-presets", "title": run_all.TITLES["rl-presets"], "quick": False, "command": command,
+              "date": max(t["date"] for t in trials), "seconds": sum(t["elapsed"] for t in trials),
+              "machine": machine(),
+              "load": f"{max(x[0] for x in loads):.2f} at most, {min(x[0] for x in loads):.2f} at least (1-min, "
+                      f"at the start of the {len(trials)} trials)",
+              "versions": {k: version(v) for k, v in run_all.PEERS.items()},
+              **run_all.rl_presets_body(rows, trials)}
+    path.write_text(json.dumps(record, indent=1))
 
 
 def main(argv=None) -> int:
@@ -218,7 +240,21 @@ def main(argv=None) -> int:
                         help="print a line every K generations (default: 0, none)")
     parser.add_argument("--json", type=Path, help="write the summary rows and every trial here")
     parser.add_argument("--no-notes", action="store_true", help=f"do not append the trials to {TRIALS}")
+    parser.add_argument("--from-notes", nargs="+", metavar="TASK=LABEL",
+                        help=f"run nothing: summarize the trials noted in {TRIALS.name} under these labels")
+    parser.add_argument("--section", type=Path, help="also write the rows as run_all.py's rl-presets section "
+                                                     "(e.g. docs/benchmarks/rl-presets.json)")
     args = parser.parse_args(argv)
+    if args.from_notes:
+        rows, trials = from_notes(dict(pair.split("=", 1) for pair in args.from_notes))
+        for row in rows:
+            if row["label"] != "preset":
+                row["measured_as"] = row["command"]
+            row["label"] = "preset"
+        print(markdown(rows, trials))
+        if args.section:
+            write_section(args.section, rows, trials, "python benchmarks/rl_presets.py " + shlex.join(argv or sys.argv[1:]))
+        return 0
 
     print(f"# {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows, trials = measure(args.task or list(TASKS), args.seeds, args.first_seed, args.args, args.label,
