@@ -13,8 +13,10 @@ more data than TRPO on MuJoCo, and wins on wall-clock time because it paralleliz
 
 from __future__ import annotations
 
+import os
 import shlex
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,8 @@ class RLContrastReport:
     rl: RLCurve
     es_command: str
     notes: list[str] = field(default_factory=list)
+    #: When and under which load (1-minute load averages before and after) the contrast ran.
+    measured: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data_ratio(self) -> float | None:
@@ -62,7 +66,8 @@ class RLContrastReport:
         return {"task": self.task, "goal": self.goal, "goal_episodes": self.goal_episodes,
                 "baseline": self.baseline, "es": self.es.as_dict(), "rl": self.rl.as_dict(),
                 "es_command": self.es_command, "data_ratio": self.data_ratio, "time_ratio": self.time_ratio,
-                "paper": {"data_ratio": list(PAPER_DATA), "quote": PAPER_QUOTE}, "notes": self.notes}
+                "paper": {"data_ratio": list(PAPER_DATA), "quote": PAPER_QUOTE}, "notes": self.notes,
+                "measured": self.measured}
 
 
 def check_task(task: str) -> None:
@@ -157,6 +162,7 @@ def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers:
     if workers > 1:
         flags += ["--executor", f"loky:workers={workers}"]
     flags += _budget_flags(task, flags, goal, goal_episodes, max_steps, max_time)
+    measured = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": _load()}
     scratch = None if out is not None else tempfile.TemporaryDirectory(prefix="contrast-rl-")
     root = Path(out) if out is not None else Path(scratch.name)
     try:
@@ -173,8 +179,17 @@ def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers:
         notes.append(preset_note)
     rl = train_sb3(entry, goal=goal_value, goal_episodes=episodes, max_steps=max_steps, max_time=max_time,
                    seed=seed, threads=threads or workers)
+    measured["load_after"] = _load()
     return RLContrastReport(task=task, goal=goal_value, goal_episodes=episodes, baseline=baseline, es=es, rl=rl,
-                            es_command=es.config["command"], notes=notes)
+                            es_command=es.config["command"], notes=notes, measured=measured)
+
+
+def _load() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 def _preset_note(task: str, resolved: dict[str, Any]) -> str | None:
