@@ -52,10 +52,12 @@ def main(argv=None) -> int:
         reports = [json.loads(path.read_text()) for path in args.saved]
         dates = [time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime)) for path in args.saved]
     else:
+        from blackbox.cli.run import run_config_from_flags as read
         from blackbox.lab.contrast.rl import run_rl_contrast
 
-        reports = [run_rl_contrast(task, max_time=args.max_time).as_dict() for task in args.tasks]
-        reports += [run_rl_contrast(task, baseline="ars", max_time=args.max_time).as_dict() for task in args.ars]
+        reports = [run_rl_contrast(task, read, max_time=args.max_time).as_dict() for task in args.tasks]
+        reports += [run_rl_contrast(task, read, baseline="ars", max_time=args.max_time).as_dict()
+                    for task in args.ars]
         dates = [time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())]
     body = run_all.contrast_rl_body(reports, args.max_time)
     print(body["markdown"])

@@ -267,13 +267,14 @@ CONTRAST_SECONDS = 600.0
 
 
 def section_contrast_rl(quick: bool, out: Path) -> dict:
+    from blackbox.cli.run import run_config_from_flags as read
     from blackbox.lab.contrast.rl import run_rl_contrast
 
     tasks = ("CartPole-v1",) if quick else CONTRAST_TASKS
     seconds = 60.0 if quick else CONTRAST_SECONDS
-    reports = [run_rl_contrast(task, max_time=seconds) for task in tasks]
+    reports = [run_rl_contrast(task, read, max_time=seconds) for task in tasks]
     if not quick:
-        reports.append(run_rl_contrast("HalfCheetah-v5", baseline="ars", max_time=seconds))
+        reports.append(run_rl_contrast("HalfCheetah-v5", read, baseline="ars", max_time=seconds))
     return contrast_rl_body([r.as_dict() for r in reports], seconds)
 
 

@@ -18,7 +18,7 @@ from ..errors import BlackboxError
 __all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
 COMMANDS = ["run", "list", "check", "contrast", "resume", "compare", "play"]
-SUBCOMMANDS = {("contrast", "rl"): "contrast_rl"}
+SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from ..lab.contrast.rl import check_task, run_rl_contrast
     from ..lab.contrast.rl_report import describe_rl_contrast, plot_rl_contrast
     from ..lab.contrast.zoo import require_sb3
+    from .run import run_config_from_flags
 
     require_sb3()
     check_task(args.task)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     out = _out_dir(args.out, args.task, args.overwrite)
     report = run_rl_contrast(
-        args.task, baseline=args.baseline, seed=args.seed, workers=args.workers, goal=args.goal,
+        args.task, run_config_from_flags, baseline=args.baseline, seed=args.seed, workers=args.workers, goal=args.goal,
         goal_episodes=args.goal_episodes, max_steps=args.max_steps, max_time=args.max_time,
         es_flags=shlex.split(args.es_args), threads=args.threads, out=out,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from ..config.run import (
 from ..files import to_plain
 from ..lab.runs import check_out_dir, default_out, describe_summary, start_run
 
-__all__ = ["add_parser", "run", "add_budget_flags", "add_output_flags", "apply_flags"]
+__all__ = ["add_parser", "run", "run_config_from_flags", "add_budget_flags", "add_output_flags", "apply_flags"]
 
 _STOP_FLAGS = (("generations", int, "stop after this many generations"),
                ("max_evaluations", int, "stop after this many evaluations"),
@@ -102,6 +103,16 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
                       ("tensorboard", ("log", "tensorboard")), ("plot", ("log", "plot"))):
         if getattr(args, key, None) is not None:
             set_value(config, path, getattr(args, key), f"--{key.replace('_', '-')}")
+
+
+def run_config_from_flags(argv: Sequence[str]) -> RunConfig:
+    """The run config that ``blackbox run ARGV`` reads (its ``--config`` file, then its flags)."""
+    from . import build_parser
+
+    args = build_parser().parse_args(["run", *argv])
+    config = read_run_config(load_toml(args.config) if args.config is not None else None)
+    apply_flags(config, args)
+    return config
 
 
 def missing_preset_note(resolved: Any) -> str | None:

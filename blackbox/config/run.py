@@ -46,7 +46,7 @@ from functools import partial
 from typing import Any
 
 from .._validate import check_bool, check_int, check_number, check_string
-from ..core.problem import Recommends
+from ..core.problem import ChoosesStrategy, Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..registry.component import KINDS, Component
 from ..registry.options import bind, bind_more, options_of, resolved_options
@@ -299,10 +299,9 @@ def preset_strategy(problem: Component) -> str | None:
     A problem factory offers it as ``recommended_strategy(*args, **options)``.
     """
     factory = factory_of("problem", problem.name, problem.where)
-    hook = getattr(factory, "recommended_strategy", None)
-    if not callable(hook):
+    if not isinstance(factory, ChoosesStrategy):
         return None
-    chosen = hook(*problem.args, **problem.options)
+    chosen = factory.recommended_strategy(*problem.args, **problem.options)
     if chosen is not None and not isinstance(chosen, str):
         raise ConfigError(f"problem {problem.name!r}: recommended_strategy() must return a strategy name or None, "
                           f"got {chosen!r}")
@@ -312,8 +311,8 @@ def preset_strategy(problem: Component) -> str | None:
 def _no_preset(components: dict[str, Component], preset: bool) -> str:
     """'' or, when the problem recommends settings but has none for this task, a sentence saying so."""
     problem = components["problem"]
-    hook = getattr(factory_of("problem", problem.name, problem.where), "recommended", None)
-    if not preset or not callable(hook) or any(problem_preset(problem, components["strategy"].name).values()):
+    factory = factory_of("problem", problem.name, problem.where)
+    if not preset or not isinstance(factory, Recommends) or any(problem_preset(problem, components["strategy"].name).values()):
         return ""
     return f" ({_label(problem)} has no preset to give one)"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import check_choice, check_float, check_int
-from ..core.problem import Scorable
+from ..core.problem import Scorable, TrainsOnShiftedRewards
 from ..errors import ConfigError, StateError
 
 if TYPE_CHECKING:
@@ -182,8 +182,9 @@ class ConfirmGoal(StopCondition):
                 f"{type(run.problem).__name__} has none (drop goal_episodes)"
             )
         self._run = run
-        hook = getattr(run.problem, "training_goal", None)
-        self._screen = float(hook(self.goal)) if callable(hook) else self.goal
+        problem = run.problem
+        self._screen = float(problem.training_goal(self.goal)) if isinstance(problem, TrainsOnShiftedRewards) \
+            else self.goal
 
     def __call__(self, record) -> str | None:
         if self._run is None:

@@ -17,6 +17,7 @@ import os
 import shlex
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,18 +106,20 @@ def ars_settings(entry: ZooEntry) -> tuple[list[str], list[str]]:
     return flags, notes
 
 
-def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str) -> tuple[RLCurve, dict[str, Any]]:
+#: Turns ``blackbox run`` flags into the run config they say (the command line's own reader,
+#: :func:`blackbox.cli.run.run_config_from_flags`, handed down by the caller).
+FlagReader = Callable[[Sequence[str]], Any]
+
+
+def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
+              read_flags: FlagReader) -> tuple[RLCurve, dict[str, Any]]:
     """Run ``blackbox run --problem gym:TASK FLAGS --seed SEED`` into ``out``; its curve and resolved config."""
-    from ...cli import build_parser
-    from ...cli.run import apply_flags
-    from ...config.run import read_run_config, resolve_run_config
+    from ...config.run import resolve_run_config
     from ...driver.loop import Callback
     from ..runs import start_run
 
     argv = ["run", "--problem", f"gym:{task}", *flags, "--seed", str(seed)]
-    args = build_parser().parse_args([*argv, "--out", str(out), "--overwrite", "--quiet", "--no-plot"])
-    config = read_run_config(None)
-    apply_flags(config, args)
+    config = read_flags([*argv[1:], "--no-plot"])
     run = resolve_run_config(config)
     resolved = run.to_dict()
     method = f"blackbox {resolved['strategy']['name']}{suffix}"
@@ -140,7 +143,7 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str) ->
     return curve, resolved
 
 
-def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
+def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
                     goal: float | None = None, goal_episodes: int | None = None, max_steps: int | None = None,
                     max_time: float | None = None, es_flags: list[str] | None = None,
                     threads: int | None = None, out: str | Path | None = None) -> RLContrastReport:
@@ -148,6 +151,8 @@ def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers:
 
     ``workers`` > 1 runs ES on the loky executor with that many processes; ``threads`` sets torch's
     threads for the baseline (default: ``workers``). ``goal``/``goal_episodes`` default to the preset's.
+    ``read_flags`` reads ``blackbox run`` flags into a run config: the command line's own reader,
+    :func:`blackbox.cli.run.run_config_from_flags` (the command line is a layer above this one).
     """
     if baseline not in ("ppo", "ars"):
         raise ConfigError(f"baseline must be 'ppo' or 'ars', got {baseline!r}")
@@ -163,13 +168,9 @@ def run_rl_contrast(task: str, *, baseline: str = "ppo", seed: int = 0, workers:
         flags += ["--executor", f"loky:workers={workers}"]
     flags += _budget_flags(task, flags, goal, goal_episodes, max_steps, max_time)
     measured = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": _load()}
-    scratch = None if out is not None else tempfile.TemporaryDirectory(prefix="contrast-rl-")
-    root = Path(out) if out is not None else Path(scratch.name)
-    try:
-        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix)
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
+    with tempfile.TemporaryDirectory(prefix="contrast-rl-") as scratch:
+        root = Path(out) if out is not None else Path(scratch)
+        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix, read_flags)
     stop = resolved["stop"]
     goal_value, episodes = stop.get("goal"), int(stop.get("goal_episodes", 1))
     if goal_value is None:

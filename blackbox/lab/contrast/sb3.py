@@ -143,10 +143,11 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
     if threads:
         torch.set_num_threads(int(threads))
     kwargs = {**entry.kwargs, **(overrides or {})}
+    algorithm: type[Any]
     if entry.algo == "ppo":
-        from stable_baselines3 import PPO as Algorithm
+        from stable_baselines3 import PPO as algorithm
     else:
-        from sb3_contrib import ARS as Algorithm
+        from sb3_contrib import ARS as algorithm
     venv = make_vec_env(entry.task, n_envs=entry.n_envs, seed=seed)
     if entry.normalize is not None:
         options = dict(entry.normalize)
@@ -155,7 +156,7 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
         venv = VecNormalize(venv, **options)
     budget = int(max_steps) if max_steps is not None else entry.n_timesteps
     check_env = gym.make(entry.task)
-    horizon = check_env.spec.max_episode_steps if check_env.spec is not None else 1000
+    horizon = (check_env.spec.max_episode_steps if check_env.spec is not None else None) or 1000
     curve = RLCurve(method=f"{entry.algo.upper()} (Stable-Baselines3{', sb3-contrib' if entry.algo == 'ars' else ''})",
                     config={"zoo_entry": entry.key, "source": entry.describe(), "n_envs": entry.n_envs,
                             "policy": entry.policy, "normalize": entry.normalize, "budget_steps": budget,
@@ -165,7 +166,7 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
     callback = _goal_callback(curve, check_env, goal, goal_episodes, check_interval(entry, horizon), seed,
                               started, max_time)
     try:
-        model = Algorithm(entry.policy, venv, seed=seed, verbose=0, device="cpu", **kwargs)
+        model = algorithm(entry.policy, venv, seed=seed, verbose=0, device="cpu", **kwargs)
         started[0] = time.perf_counter()
         model.learn(total_timesteps=budget, callback=callback)
         curve.total_steps = int(model.num_timesteps)
