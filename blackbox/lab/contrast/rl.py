@@ -175,6 +175,11 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     goal_value, episodes = stop.get("goal"), int(stop.get("goal_episodes", 1))
     if goal_value is None:
         notes.append("no goal: the preset of this task has none and none was given (--goal): both ran their budget")
+    shift = resolved["problem"].get("reward_shift") or 0.0
+    if shift:
+        notes.append(f"ES's curve is its training return, whose rewards are shifted by {shift:g} per step "
+                     f"(reward_shift): an episode of n steps shows {-shift:g} x n less than its return; "
+                     f"the goal is confirmed on the task's own reward")
     preset_note = _preset_note(task, resolved)
     if preset_note:
         notes.append(preset_note)
