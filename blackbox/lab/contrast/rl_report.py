@@ -119,5 +119,9 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
     if seconds is not None:
         lines.append(f"Each method trained at most {seconds:g} s (and its own step budget) on this machine.")
     notes = sorted({note for r in reports for note in r.get("notes", [])})
+    shifted = [r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("reward_shift")]
+    if shifted and not any("reward_shift" in note for note in notes):
+        notes.append(f"{', '.join(shifted)}: ES's best check is its training return, shifted by reward_shift per "
+                     f"step (the survival bonus removed); the goal is confirmed on the task's own reward")
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines)
