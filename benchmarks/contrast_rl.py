@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -70,6 +71,14 @@ def main(argv=None) -> int:
                                "stable-baselines3": version("stable_baselines3"),
                                "sb3-contrib": version("sb3_contrib"), "rl-zoo3": version("rl_zoo3")},
                   **body}
+        plots = []
+        for path, report in zip(args.saved or [], reports):
+            png = path.parent / "contrast-rl.png"
+            if png.exists():
+                name = f"contrast-rl-{report['task']}{'-ars' if report['baseline'] == 'ars' else ''}.png"
+                shutil.copyfile(png, args.section.parent / name)
+                plots.append(name)
+        record["plots"] = plots
         args.section.write_text(json.dumps(record, indent=1))
     return 0
 

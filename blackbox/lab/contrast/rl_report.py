@@ -101,23 +101,31 @@ def _cell(steps: int | None, seconds: float | None) -> str:
     return "not reached" if steps is None else f"{steps:,} / {seconds:,.0f} s"
 
 
+def _budget(stop: dict) -> str:
+    parts = [f"{stop['max_steps']:,} steps" if stop.get("max_steps") else "",
+             f"{stop['generations']:,} generations" if stop.get("generations") else "",
+             f"{stop['max_time']:g} s" if stop.get("max_time") else ""]
+    return ", ".join(p for p in parts if p) or "-"
+
+
 def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
     """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task and baseline."""
     low, high = PAPER_DATA
     lines = ["| task | goal | ES (steps / wall to goal) | baseline (steps / wall to goal) | ES data / baseline's "
-             f"(paper: {low:g}-{high:g}x) | baseline wall / ES's | best checks (ES / baseline) |",
-             "|---|---|---|---|---|---|---|"]
+             f"(paper: {low:g}-{high:g}x) | baseline wall / ES's | best checks (ES / baseline) | budget (ES; baseline) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in reports:
         es, rl = r["es"], r["rl"]
         data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
         wall = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
         best = " / ".join("-" if c["best_return"] is None else f"{c['best_return']:,.0f}" for c in (es, rl))
         goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
+        budget = (f"{_budget(es['config'].get('stop') or {})}; "
+                  f"{_budget({'max_steps': rl['config'].get('budget_steps'), 'max_time': rl['config'].get('max_time')})}")
         lines.append(f"| {r['task']} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
-                     f"| {rl['method']}: {_cell(rl['steps_to_goal'], rl['time_to_goal'])} | {data} | {wall} | {best} |")
+                     f"| {rl['method']}: {_cell(rl['steps_to_goal'], rl['time_to_goal'])} | {data} | {wall} | {best} "
+                     f"| {budget} |")
     lines += ["", PAPER_QUOTE + "."]
-    if seconds is not None:
-        lines.append(f"Each method trained at most {seconds:g} s (and its own step budget) on this machine.")
     notes = sorted({note for r in reports for note in r.get("notes", [])})
     shifted = [r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("reward_shift")]
     if shifted and not any("reward_shift" in note for note in notes):
