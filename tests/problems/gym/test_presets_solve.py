@@ -2,7 +2,7 @@
 
 Each run is exactly what a user types (seed 0), judged as the preset judges it: the center's mean
 return over the preset's fresh episodes reaches the task's goal within the preset's budget. The
-expensive tasks (Hopper, HalfCheetah, LunarLander) are measured over seeds by
+expensive tasks (Hopper, HalfCheetah) are measured over seeds by
 ``benchmarks/rl_presets.py`` (BENCHMARKS.md).
 """
 
@@ -20,6 +20,8 @@ HAS_MUJOCO = importlib.util.find_spec("mujoco") is not None
 CHEAP = [
     ("CartPole-v1", "openai-es", 475.0), ("Acrobot-v1", "openai-es", -100.0),
     ("MountainCarContinuous-v0", "ars", 90.0), ("Pendulum-v1", "ars", -200.0),
+    pytest.param("LunarLander-v3", "openai-es", 200.0,
+                 marks=pytest.mark.skipif(importlib.util.find_spec("Box2D") is None, reason="needs Box2D")),
     pytest.param("Swimmer-v5", "snes", 325.0, marks=pytest.mark.skipif(not HAS_MUJOCO, reason="needs MuJoCo")),
 ]
 
