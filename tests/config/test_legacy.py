@@ -60,4 +60,4 @@ def test_an_option_added_since_a_config_was_written_is_no_breaking_change_at_its
     del old["problem"]["reward_shift"], old["problem"]["shared_seed"]
     assert breaking_changes(old, new) == []
     shifted = run_config("openai-es:popsize=4", "gym:CartPole-v1,reward_shift=-1", stop={"generations": 1})
-    assert breaking_changes(old, shifted) == ["problem.reward_shift: (unset) -> -1.0"]
+    assert breaking_changes(old, shifted) == ["problem.reward_shift: (unset) -> -1"]
