@@ -72,10 +72,10 @@ def main(argv=None) -> int:
                                "sb3-contrib": version("sb3_contrib"), "rl-zoo3": version("rl_zoo3")},
                   **body}
         plots = []
-        for path, report in zip(args.saved or [], reports):
+        for path in args.saved or []:
             png = path.parent / "contrast-rl.png"
             if png.exists():
-                name = f"contrast-rl-{report['task']}{'-ars' if report['baseline'] == 'ars' else ''}.png"
+                name = f"{path.parent.name}.png"  # the contrast's own folder name: one plot each
                 shutil.copyfile(png, args.section.parent / name)
                 plots.append(name)
         record["plots"] = plots
