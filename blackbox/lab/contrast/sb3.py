@@ -23,6 +23,10 @@ from .zoo import ZooEntry, require_sb3
 __all__ = ["RLCurve", "train_sb3", "check_interval"]
 
 
+class _Stop(Exception):
+    """Raised by the goal check to end training: sb3-contrib's ARS ignores a callback's False."""
+
+
 @dataclass
 class RLCurve:
     """One method's learning curve: a point per check (steps so far, seconds so far, return)."""
@@ -104,7 +108,7 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             elapsed = time.perf_counter() - started[0]
             if max_time is not None and elapsed >= max_time:
                 curve.stop_reason = f"time budget {max_time:g} s"
-                return False
+                raise _Stop
             if steps < self.next_check:
                 return True
             self.next_check = steps + check_every
@@ -121,7 +125,7 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             if mean >= goal:
                 curve.steps_to_goal, curve.time_to_goal = steps, time.perf_counter() - started[0]
                 curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
-                return False
+                raise _Stop
             return True
 
     return GoalCheck()
@@ -168,7 +172,10 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
     try:
         model = algorithm(entry.policy, venv, seed=seed, verbose=0, device="cpu", **kwargs)
         started[0] = time.perf_counter()
-        model.learn(total_timesteps=budget, callback=callback)
+        try:
+            model.learn(total_timesteps=budget, callback=callback)
+        except _Stop:
+            pass
         curve.total_steps = int(model.num_timesteps)
         curve.total_time = time.perf_counter() - started[0]
         if not curve.reached and (not curve.steps or curve.steps[-1] != curve.total_steps):
