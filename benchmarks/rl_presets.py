@@ -119,7 +119,7 @@ def summarize(trials: list[dict]) -> dict:
         "steps_median": median("steps", solved), "steps_worst": max((t["steps"] for t in solved), default=None),
         "wall_median": median("wall", solved), "wall_worst": max((t["wall"] for t in solved), default=None),
         "unsolved_best_center": median("best_center", [t for t in unsolved if t["best_center"] is not None]),
-        "budget": trials[0]["stop"],
+        "budget": trials[-1]["stop"],  # the last seed's (an early seed may have had a smaller one)
     }
 
 
