@@ -65,7 +65,9 @@ def main(argv=None) -> int:
     if args.section:
         record = {"section": "contrast-rl", "title": run_all.TITLES["contrast-rl"], "quick": False,
                   "command": "python benchmarks/contrast_rl.py " + shlex.join(argv or sys.argv[1:]),
-                  "date": max(dates), "seconds": time.perf_counter() - started, "machine": machine(),
+                  "date": max(dates), "machine": machine(),
+                  "seconds": sum(r["es"]["total_time"] + r["rl"]["total_time"] for r in reports) if args.saved
+                  else time.perf_counter() - started,
                   "load": _loads(reports) or f"{load_before} -> {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
                   "versions": {**{k: version(v) for k, v in run_all.PEERS.items()},
                                "stable-baselines3": version("stable_baselines3"),
