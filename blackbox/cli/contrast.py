@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
                     "test accuracy against wall time and passes through the network.",
     )
     parser.add_argument("problem", nargs="?", default="mnist",
-                        help="problem spec (default: mnist; e.g. mnist:path=/data/mnist,model=cnn)")
+                        help="problem spec (default: mnist; e.g. mnist:path=/data/mnist,model=cnn); "
+                             "`blackbox contrast rl TASK`: ES against PPO on a Gymnasium task (see its --help)")
     es = parser.add_argument_group("evolution strategy")
     es.add_argument("--strategy", default="openai-es", help="strategy spec (default: openai-es, tuned for this job)")
     es.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",

@@ -9,8 +9,10 @@ each generation (``observe``) and syncs to every worker with the center (``state
 Optional capabilities are declared as protocols, so that code which needs one checks for it with
 ``isinstance`` and a type checker knows the signature: :class:`Scorable` (``score``: returns of
 fresh episodes; goal confirmation and ``blackbox play`` use it), :class:`Playable` (``play``: one
-rendered episode) and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
-preset ``blackbox run`` applies).
+rendered episode), :class:`TrainsOnShiftedRewards` (``training_goal``: where the training fitness
+is not the score), and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
+preset ``blackbox run`` applies) and :class:`ChoosesStrategy` (``recommended_strategy``: the
+strategy a run takes when the user names none).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import numpy as np
 
 from ..errors import EvaluationError
 
-__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends"]
+__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
+           "TrainsOnShiftedRewards"]
 
 
 @dataclass
@@ -134,4 +137,23 @@ class Recommends(Protocol):
 
     def recommended(self, *args: Any, strategy: str, **options: Any) -> dict[str, dict[str, Any]]:
         """The settings to fill in for the problem built with ``args``/``options`` and ``strategy``."""
+        ...
+
+
+@runtime_checkable
+class ChoosesStrategy(Protocol):
+    """A problem class (or factory) whose preset names the strategy a run takes when the user names none."""
+
+    def recommended_strategy(self, *args: Any, **options: Any) -> str | None:
+        """The strategy's name for the problem built with ``args``/``options``, or None."""
+        ...
+
+
+@runtime_checkable
+class TrainsOnShiftedRewards(Protocol):
+    """A problem whose training fitness differs from its score (shifted rewards): the goal check
+    screens the training fitness at ``training_goal(goal)`` and confirms with ``score``."""
+
+    def training_goal(self, goal: float) -> float:
+        """The training fitness at which the score may have reached ``goal``."""
         ...

@@ -107,6 +107,8 @@ class GymProblem(Problem):
         self.config = config = gym_config({"env": env, "episodes": episodes, "policy": policy, "obs_norm": obs_norm,
                                            "episode_cap": episode_cap, "frames": frames, "vbn": vbn, **options})
         self.env = config.environment.id
+        #: Every row of a generation gets one seed (common random numbers), read by the driver.
+        self.shared_seed = config.episodes.shared_seed
         import_gymnasium()
         from .wrappers import resolve_frames
 
@@ -181,6 +183,13 @@ class GymProblem(Problem):
 
         return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
+    @classmethod
+    def recommended_strategy(cls, env: Any = "CartPole-v1", *args: Any, **options: Any) -> str | None:
+        """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
+        from .presets import recommended_strategy
+
+        return recommended_strategy(env) if isinstance(env, str) else None
+
     # -- the Problem protocol -----------------------------------------------------------------
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
@@ -199,7 +208,20 @@ class GymProblem(Problem):
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
         if self.cap is not None:
             info["episodes_capped"] = (rollouts.lengths >= limit).sum(axis=1).astype(np.int64)
-        return EvalResult(rollouts.returns.mean(axis=1), rollouts.lengths.sum(axis=1), info)
+        fitness = rollouts.returns.mean(axis=1)
+        shift = self.config.episodes.reward_shift
+        if shift:
+            fitness = fitness + shift * rollouts.lengths.mean(axis=1)
+        return EvalResult(fitness, rollouts.lengths.sum(axis=1), info)
+
+    def training_goal(self, goal: float) -> float:
+        """The training fitness at which the task's own return may have reached ``goal``.
+
+        With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
+        at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
+        screens at that level and confirms on the task's own reward.
+        """
+        return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
 
     def observe(self, result: EvalResult) -> None:
         if self.stats is not None and "obs_count" in result.info:
@@ -243,6 +265,10 @@ class GymProblem(Problem):
             summary["vbn"] = {"size": config.vbn.size, "seed": config.vbn.seed, "reference": self.reference_digest}
         if self.cap is not None:
             summary["episode_cap"] = self.cap.describe()
+        if config.episodes.reward_shift:
+            summary["reward_shift"] = config.episodes.reward_shift
+        if self.shared_seed:
+            summary["shared_seed"] = True
         requested = config.policy.device
         if requested is not None:
             summary["device"] = self.device
