@@ -1,5 +1,6 @@
 """ES against reinforcement learning: the zoo's settings, the ARS translation, the ratios, bad input."""
 
+import importlib.machinery
 import importlib.util
 import json
 
@@ -61,8 +62,16 @@ def test_missing_sb3_names_the_install_command(monkeypatch, capsys):
     from blackbox.lab.contrast import zoo
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "stable_baselines3" else real(name, *a))
+    present = importlib.machinery.ModuleSpec("present", None)  # the others count as installed, wherever this runs
+
+    def find_spec(name, *args):
+        if name == "stable_baselines3":
+            return None
+        if name in ("sb3_contrib", "rl_zoo3"):
+            return present
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(ConfigError) as info:
         zoo.require_sb3()
     assert str(info.value).endswith("(stable_baselines3 not installed): pip install 'blackbox-es[rl]'")
