@@ -37,7 +37,7 @@ from ..config.run import (
 )
 from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
-from ..driver.stop import ConfirmGoal
+from ..driver.stop import ConfirmGoal, StopCondition
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
 from ..files import save_npz, write_json, write_toml
 from ..store.checkpoint import (
@@ -83,7 +83,7 @@ def read_result(run_dir: str | Path) -> dict[str, Any] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
 
-    path = RunPaths(run_dir).result
+    path = RunPaths(Path(run_dir)).result
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -144,7 +144,7 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     if resolved.log.tensorboard:
         from ..driver.logs import TensorBoardLog
 
-        last = run.records[-1] if resumed and run.records else None
+        last = run.records[-1] if run is not None and run.records else None
         callbacks.append(TensorBoardLog(paths.tensorboard, resume_from=last))
     if show_progress:
         from ..driver.progress import ProgressDisplay
@@ -180,7 +180,7 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     finally:
         executor.close()
     last = result.records[-1] if result.records else None
-    finished = last is not None and (any(c.satisfied(last) for c in conditions)
+    finished = last is not None and (any(c.satisfied(last) for c in conditions if isinstance(c, StopCondition))
                                      or bool(result.strategy is not None and result.strategy.stop_reason()))
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
                               "best_fitness": result.best_fitness, **_flat("problem", problem.state_dict())})
@@ -267,7 +267,7 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
     holds the same records as a run that was never interrupted. Changes to the config or the
     code that break that exactness are reported through ``warn``.
     """
-    paths = RunPaths(run_dir)
+    paths = RunPaths(Path(run_dir))
     if not paths.config.exists():
         raise ConfigError(f"{paths.root} is not a blackbox run directory (it has no config.toml)")
     if config is not None:
