@@ -148,7 +148,7 @@ class GoalHeld(StopCondition):
         self._streak = int(state["streak"])
 
 
-# -- from confirm.py: Stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
+# -- goal confirmation (0.1.0's confirm.py): stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
 
 _CONFIRM_KEY = 0x636F6E66  # "conf"
 

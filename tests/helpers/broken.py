@@ -1,6 +1,6 @@
 """Deliberately broken strategies, problems and executors: each breaks one promise of its protocol.
 
-``tests/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
+``tests/testing/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
 when it should. ``ToyES`` (dense, like CMA-ES) and the built-ins are the correct baselines.
 """
 
