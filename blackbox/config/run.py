@@ -422,7 +422,7 @@ def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -
         defaults = resolved_options(options_of(factory_of(kind, table["name"], "config")), {})
     except ConfigError:
         return False
-    return option in defaults and plain_table(defaults[option]) == value
+    return option in defaults and to_plain(defaults[option], drop_none=True) == value
 
 
 def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:

@@ -191,22 +191,23 @@ class Population:
         if self._dense is not None or self.table is None:
             out[...] = self.params[start:stop]
             return
+        table, bases, parents, all_offsets, all_signs = self._compact("dense(float32)")
         scalar = np.ndim(self.sigma) == 0
         sigma32 = np.float32(self.sigma) if scalar else np.asarray(self.sigma, dtype=np.float32)
         if (stop - start) * self.dim <= _ROWS_GATHER_MAX:  # small blocks: one gather, no Python loop
-            signs = self.signs[start:stop]
-            offsets = np.where(signs == 0, 0, self.offsets[start:stop])
-            np.multiply(self.table.gather(offsets, self.dim), signs.astype(np.float32)[:, None] * sigma32, out=out)
+            signs = all_signs[start:stop]
+            offsets = np.where(signs == 0, 0, all_offsets[start:stop])
+            np.multiply(table.gather(offsets, self.dim), signs.astype(np.float32)[:, None] * sigma32, out=out)
             out *= (signs != 0)[:, None]  # a sign-0 row is its base exactly
-            out += self.bases.astype(np.float32)[self.parents[start:stop]]
+            out += bases.astype(np.float32)[parents[start:stop]]
             return
-        data = self.table.data
+        data = table.data
         bases32: dict[int, np.ndarray] = {}
         for i, row in enumerate(range(start, stop)):
-            parent, sign, offset = int(self.parents[row]), int(self.signs[row]), int(self.offsets[row])
+            parent, sign, offset = int(parents[row]), int(all_signs[row]), int(all_offsets[row])
             base = bases32.get(parent)
             if base is None:
-                base = bases32[parent] = self.bases[parent].astype(np.float32)
+                base = bases32[parent] = bases[parent].astype(np.float32)
             if sign == 0:
                 out[i] = base
             else:
