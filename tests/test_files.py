@@ -36,6 +36,22 @@ def test_to_plain_turns_numpy_into_python_numbers_and_lists():
     assert plain == {"x": [0, 1, 2], "4": [0.5, 2, True], "s": "t"}
     assert [type(v) for v in plain["4"]] == [float, int, bool] and type(plain["x"][0]) is int
 
+    with_none = {"a": None, "b": [None, {"c": None, "d": (1, None)}], "e": {"f": np.float64(2.0)}}
+    assert files.to_plain(with_none, drop_none=True) == {"b": [None, {"d": [1, None]}], "e": {"f": 2.0}}
+    assert files.to_plain(with_none)["a"] is None
+
+
+def test_flat_leaves_names_each_leaf_by_its_path():
+    mean = np.arange(3.0)
+    tree = {"obs_mean": mean, "obs_count": 7.0, "digest": "abc", "none": None, "cap": {"n": np.int64(5)},
+            "stack": [1, 2]}
+    flat = files.flat_leaves(tree, "problem")
+    assert flat == {"problem/obs_mean": mean, "problem/obs_count": 7.0, "problem/cap/n": 5,
+                    "problem/stack/0": 1, "problem/stack/1": 2}
+    assert flat["problem/obs_mean"] is mean
+    assert files.flat_leaves(tree, "problem", sequences=False)["problem/stack"] == [1, 2]
+    assert files.flat_leaves({}, "problem") == {} and files.flat_leaves(mean, "problem") == {"problem": mean}
+
 
 # -- atomic_folder -----------------------------------------------------------------------------------
 def fill_with(**contents):

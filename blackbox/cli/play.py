@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config.toml import load_toml
 from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
 from ..files import load_npz, to_plain
@@ -80,17 +81,11 @@ def find_run_dir(path: Path) -> Path:
 
 
 def load_run_config(run_dir: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
+    """The run's config.toml as plain data, read by the config package's TOML reader."""
     path = Path(run_dir) / "config.toml"
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?")
+    return load_toml(path).data
 
 
 def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dict[str, np.ndarray]]:

@@ -48,12 +48,13 @@ from typing import Any
 from .._validate import check_bool, check_int, check_number, check_string
 from ..core.problem import ChoosesStrategy, Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
+from ..files import to_plain
 from ..registry.component import KINDS, Component
 from ..registry.options import bind, bind_more, options_of, resolved_options
 from ..registry.spec import parse_value
 from .component import component_override, factory_of, read_component
 from .legacy import upgrade_v010
-from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components, plain_table
+from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components
 from .toml import ConfigDoc, key_lines, load_toml
 
 __all__ = ["ConfigDoc", "Component", "read_component", "check_section", "RunConfig", "ResolvedRun", "Stop",
@@ -223,7 +224,7 @@ def _complete(kind: str, component: Component) -> Component:
         options.pop(key, None)
     if kind == "strategy" and "x0" not in component.options:
         options.pop("x0", None)
-    return replace(component, options=plain_table(options))
+    return replace(component, options=to_plain(options, drop_none=True))
 
 
 def resolve_run_config(config: RunConfig, require_budget: bool = True) -> ResolvedRun:
@@ -395,7 +396,7 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
-    return plain_table(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config))
+    return to_plain(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config), drop_none=True)
 
 
 # Changing these never changes the numbers of the generations that are run: executors are
@@ -421,7 +422,7 @@ def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -
         defaults = resolved_options(options_of(factory_of(kind, table["name"], "config")), {})
     except ConfigError:
         return False
-    return option in defaults and plain_table(defaults[option]) == value
+    return option in defaults and to_plain(defaults[option], drop_none=True) == value
 
 
 def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:

@@ -243,9 +243,9 @@ def _load_or_generate(size: int, seed: int) -> np.ndarray:
         _generate_into(data, seed)
         return data
     path = cache_dir() / f"noise-v{_FORMAT_VERSION}-seed{seed}-size{size}-float32.npy"
-    data = _open_cached(path, size, seed)
-    if data is not None:
-        return data
+    cached = _open_cached(path, size, seed)
+    if cached is not None:
+        return cached
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
@@ -264,10 +264,10 @@ def _load_or_generate(size: int, seed: int) -> np.ndarray:
         data = np.empty(size, dtype=np.float32)
         _generate_into(data, seed)
         return data
-    data = _open_cached(path, size, seed)
-    if data is None:  # pragma: no cover - the file we just wrote is unreadable
+    written = _open_cached(path, size, seed)
+    if written is None:  # pragma: no cover - the file we just wrote is unreadable
         raise OSError(f"noise table cache {path} could not be read back")
-    return data
+    return written
 
 
 def _open_cached(path: Path, size: int, seed: int) -> np.ndarray | None:

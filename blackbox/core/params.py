@@ -106,7 +106,9 @@ def options_signature(factory: Any) -> inspect.Signature | None:
 
     Explicit parameters of the constructor keep their places (``dim``, ``params`` first; ``x0``,
     ``seed`` and the like after the fields); a field replaces an explicit parameter of the same
-    name. None when the class declares no ``Params`` or its constructor takes no ``**kwargs``.
+    name, and keeps its place when the constructor takes it by position (the gym problem's
+    ``env``). None when the class declares no ``Params`` or its constructor takes no ``**kwargs``.
+    Strategies and the gym problem publish it as their ``__signature__``: what ``help()`` shows.
     """
     params_cls = getattr(factory, "Params", None)
     if params_cls is None or not dataclasses.is_dataclass(params_cls):
@@ -116,13 +118,19 @@ def options_signature(factory: Any) -> inspect.Signature | None:
     if not any(p.kind is p.VAR_KEYWORD for p in explicit):
         return None
     hints = typing.get_type_hints(params_cls)
-    fields = [
-        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_field_default(f),
-                          annotation=hints.get(f.name, inspect.Parameter.empty))
+    fields = {
+        f.name: inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_field_default(f),
+                                  annotation=hints.get(f.name, inspect.Parameter.empty))
         for f in dataclasses.fields(params_cls) if f.init
-    ]
-    names = {p.name for p in fields}
-    kept = [p for p in explicit if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name not in names]
-    positional = [p for p in kept if p.kind is not p.KEYWORD_ONLY]
-    keyword = [p for p in kept if p.kind is p.KEYWORD_ONLY]
-    return inspect.Signature(positional + fields + keyword)
+    }
+    positional: list[inspect.Parameter] = []
+    keyword: list[inspect.Parameter] = []
+    for p in explicit:
+        if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        if p.name in fields:
+            if p.kind is not p.KEYWORD_ONLY:  # a field the constructor also takes by position
+                positional.append(fields.pop(p.name).replace(kind=p.kind))
+            continue
+        (keyword if p.kind is p.KEYWORD_ONLY else positional).append(p)
+    return inspect.Signature(positional + list(fields.values()) + keyword)

@@ -121,7 +121,7 @@ class Strategy(ABC):
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
-    reducer: Reducer = staticmethod(population_sums)  # type: ignore[assignment]
+    reducer: Reducer = staticmethod(population_sums)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -11,8 +11,9 @@ import time
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
+from ..errors import StateError
 from .loop import Callback, Record, Result, Run
 
 __all__ = ["ProgressDisplay", "budget_fraction", "format_duration"]
@@ -65,7 +66,7 @@ class ProgressDisplay(Callback):
         self.budget = {k: v for k, v in budget.items() if k in _BUDGET_FIELDS and v}
         self.console = console or Console(stderr=True)
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._start_fraction = 0.0
         self._started = 0.0
 
@@ -81,11 +82,14 @@ class ProgressDisplay(Callback):
         self._start_fraction = budget_fraction(last, self.budget) or 0.0
         self._started = time.perf_counter()
         self._task = self._progress.add_task(
-            "run", total=1000, completed=1000 * self._start_fraction,
+            # rich types completed as an int here, but takes a float (as in update())
+            "run", total=1000, completed=1000 * self._start_fraction,  # type: ignore[arg-type]
             generation=run.strategy.generation, stats="", eta="-",
         )
 
     def on_generation(self, run: Run, record: Record) -> None:
+        if self._progress is None or self._task is None:
+            raise StateError("ProgressDisplay.on_generation needs on_start first (optimize() calls both)")
         fraction = budget_fraction(record, self.budget)
         eta = None
         if fraction is not None and fraction > self._start_fraction:

@@ -148,7 +148,7 @@ class GoalHeld(StopCondition):
         self._streak = int(state["streak"])
 
 
-# -- from confirm.py: Stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
+# -- goal confirmation (0.1.0's confirm.py): stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
 
 _CONFIRM_KEY = 0x636F6E66  # "conf"
 
@@ -241,6 +241,15 @@ def stop_conditions(*, max_generations: int | None = None, max_evaluations: int 
     episodes reaches it). ``extra`` conditions are any callables ``(record) -> reason``. Without a
     budget among them the run could never stop: a ConfigError unless ``require_budget`` is False.
     """
+    for name, value in (("goal_generations", goal_generations), ("goal_episodes", goal_episodes)):
+        if value is not None and goal is None:
+            raise ConfigError(f"{name}={value!r} needs a goal: pass goal= (the fitness to reach) or drop {name}")
+    if goal_generations is not None and goal_episodes is not None:
+        raise ConfigError(
+            f"give goal_generations (the center holds the goal k generations) or goal_episodes (confirmed "
+            f"on fresh episodes), not both; got goal_generations={goal_generations!r} and "
+            f"goal_episodes={goal_episodes!r}"
+        )
     conditions: list[StopCondition | Callable] = []
     makers: tuple[tuple[Callable[[Any], StopCondition], Any], ...] = (
         (Generations, max_generations), (Evaluations, max_evaluations), (EnvSteps, max_steps),

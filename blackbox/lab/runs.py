@@ -37,9 +37,9 @@ from ..config.run import (
 )
 from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
-from ..driver.stop import ConfirmGoal
+from ..driver.stop import ConfirmGoal, StopCondition
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
-from ..files import save_npz, write_json, write_toml
+from ..files import flat_leaves, save_npz, write_json, write_toml
 from ..store.checkpoint import (
     Checkpointer,
     code_changes,
@@ -83,7 +83,7 @@ def read_result(run_dir: str | Path) -> dict[str, Any] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
 
-    path = RunPaths(run_dir).result
+    path = RunPaths(Path(run_dir)).result
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -144,7 +144,7 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     if resolved.log.tensorboard:
         from ..driver.logs import TensorBoardLog
 
-        last = run.records[-1] if resumed and run.records else None
+        last = run.records[-1] if run is not None and run.records else None
         callbacks.append(TensorBoardLog(paths.tensorboard, resume_from=last))
     if show_progress:
         from ..driver.progress import ProgressDisplay
@@ -180,10 +180,12 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     finally:
         executor.close()
     last = result.records[-1] if result.records else None
-    finished = last is not None and (any(c.satisfied(last) for c in conditions)
+    finished = last is not None and (any(c.satisfied(last) for c in conditions if isinstance(c, StopCondition))
                                      or bool(result.strategy is not None and result.strategy.stop_reason()))
+    # the problem's state as npz entries; a list stays one entry (an array), as in 0.1.0's solution.npz
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
-                              "best_fitness": result.best_fitness, **_flat("problem", problem.state_dict())})
+                              "best_fitness": result.best_fitness,
+                              **flat_leaves(problem.state_dict(), "problem", sequences=False)})
     curve = None
     if resolved.log.plot:
         if have_matplotlib():
@@ -215,18 +217,6 @@ def _resume_hint(exc: StorageError | CheckpointError, paths: RunPaths) -> Blackb
         message += (f"; the last checkpoint {last.name} is intact" if last is not None
                     else "; no checkpoint was written yet")
     return type(exc)(f"{message}. Once the cause is fixed, continue with `blackbox resume {paths.root}`")
-
-
-def _flat(prefix: str, tree: Any) -> dict[str, Any]:
-    """``{"problem/obs_mean": array, ...}``: a state tree as npz entries (numbers as 0-d arrays)."""
-    if isinstance(tree, dict):
-        out: dict[str, Any] = {}
-        for key, value in tree.items():
-            out.update(_flat(f"{prefix}/{key}", value))
-        return out
-    if tree is None or isinstance(tree, str):
-        return {}
-    return {prefix: tree}
 
 
 def _last_checkpoint(paths: RunPaths) -> Path | None:
@@ -267,7 +257,7 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
     holds the same records as a run that was never interrupted. Changes to the config or the
     code that break that exactness are reported through ``warn``.
     """
-    paths = RunPaths(run_dir)
+    paths = RunPaths(Path(run_dir))
     if not paths.config.exists():
         raise ConfigError(f"{paths.root} is not a blackbox run directory (it has no config.toml)")
     if config is not None:

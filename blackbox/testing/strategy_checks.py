@@ -136,11 +136,13 @@ def check_protocol(subject: Subject) -> None:
     if not same(center, x0):
         raise fail(f"before the first tell(), center must be x0 ({describe_difference(x0, center)})")
     step(strategy)
-    stop_reason = getattr(strategy, "stop_reason", None)
-    if stop_reason is not None:
-        reason = stop_reason() if callable(stop_reason) else stop_reason
-        if reason is not None and not isinstance(reason, str):
-            raise fail(f"strategy.stop_reason() must return None or a string, got {reason!r}")
+    stop_reason = getattr(strategy, "stop_reason", None)  # optimize() calls it after every generation
+    if not callable(stop_reason):
+        raise fail(f"strategy.stop_reason must be a method returning None or a reason (Strategy's returns None), "
+                   f"got {stop_reason!r}")
+    reason = stop_reason()
+    if reason is not None and not isinstance(reason, str):
+        raise fail(f"strategy.stop_reason() must return None or a string, got {reason!r}")
 
 
 @check

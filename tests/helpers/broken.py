@@ -1,6 +1,6 @@
 """Deliberately broken strategies, problems and executors: each breaks one promise of its protocol.
 
-``tests/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
+``tests/testing/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
 when it should. ``ToyES`` (dense, like CMA-ES) and the built-ins are the correct baselines.
 """
 
@@ -154,6 +154,10 @@ class WalksAway(ToyES):
         return super()._tell(population, -fitness)
 
 
+class StopReasonAttribute(ToyES):
+    stop_reason = None  # a value where optimize() calls a method
+
+
 BROKEN_STRATEGIES = {  # class: (the check that must fail, a fragment of its message)
     IgnoresX0: ("check_protocol", "center must be x0"),
     ShortPopulation: ("check_ask_shape_and_dtype", "ask() returned 11 rows"),
@@ -171,6 +175,7 @@ BROKEN_STRATEGIES = {  # class: (the check that must fail, a fragment of its mes
     PadsFitness: ("check_tell_wrong_length", "did not raise; expected blackbox.TellError"),
     AsksTwice: ("check_call_order", "ask() twice without tell() did not raise"),
     WalksAway: ("check_converges_on_quadratic", "the check asks for <="),
+    StopReasonAttribute: ("check_protocol", "strategy.stop_reason must be a method returning None or a reason"),
 }
 
 

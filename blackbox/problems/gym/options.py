@@ -28,8 +28,6 @@ Error messages name options by their flat keys, the names every spelling shares.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -41,7 +39,7 @@ from .actions import ACTION_BOUNDS
 from .policies import ACTIVATIONS
 
 __all__ = ["Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames", "VBN", "GymConfig",
-           "GymParams", "gym_config", "flat_signature", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
+           "GymParams", "gym_config", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
 
 #: Episode cap rules (``none``: no cap) and the defaults of the rules' options (:mod:`.episode_cap`).
 CAP_RULES = ("none", "mean", "adaptive")
@@ -337,18 +335,3 @@ def gym_config(given: dict[str, Any]) -> GymConfig:
                 raise ConfigError(f"{name} is given twice: as {name}= and in {key}={group!r}; give it in one place")
         flat.update(values)
     return GymParams(**flat).groups()
-
-
-def flat_signature(params: type, positional: Sequence[str] = (),
-                   extra: Sequence[inspect.Parameter] = ()) -> inspect.Signature:
-    """A call signature whose parameters are the fields of the dataclass ``params`` (annotations
-    evaluated), then ``extra``: what option checking, spec binding and the resolved config read
-    for a factory that takes its options grouped. ``positional`` fields may also be given by
-    position."""
-    hints = typing.get_type_hints(params)
-    parameters = []
-    for f in dataclasses.fields(params):
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name in positional else inspect.Parameter.KEYWORD_ONLY
-        default = f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty
-        parameters.append(inspect.Parameter(f.name, kind, default=default, annotation=hints[f.name]))
-    return inspect.Signature([*parameters, *extra])

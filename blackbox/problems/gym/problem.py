@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._validate import check_int
+from ...core.params import options_signature
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError, StateError
 from ..devices import resolve_device
@@ -64,7 +65,6 @@ from .options import (
     GymParams,
     ObsNorm,
     Policy,
-    flat_signature,
     gym_config,
 )
 from .policies import TorchPolicy, make_policy
@@ -94,11 +94,10 @@ class GymProblem(Problem):
     name = "gym"
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
-    #: What option checking, spec binding and the resolved config read: the flat keys (which the
-    #: constructor maps onto the groups), and ``frames``, the one group without a flat key of its name.
-    __signature__: ClassVar[inspect.Signature] = flat_signature(
-        GymParams, positional=("env",),
-        extra=[inspect.Parameter("frames", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Frames | None)])
+    #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and
+    #: ``frames``, the one group without a flat key of its name: set below the class, from ``Params``
+    #: and the constructor, as a strategy's is (:func:`~blackbox.core.params.options_signature`).
+    __signature__: ClassVar[inspect.Signature | None]
 
     def __init__(self, env: str | Callable[..., Any] | Environment = "CartPole-v1", *,
                  episodes: int | Episodes = 1, policy: Any = "mlp", obs_norm: bool | ObsNorm = False,
@@ -383,3 +382,6 @@ class GymProblem(Problem):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+GymProblem.__signature__ = options_signature(GymProblem)
