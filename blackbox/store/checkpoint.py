@@ -29,8 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import re
 import shutil
 import stat
 import time
@@ -48,6 +46,16 @@ from ..driver.stop import StopCondition
 from ..errors import CheckpointError, CheckpointVersionError, ConfigError
 from ..files import atomic_folder, describe_os_error, load_npz, npz_bytes, to_plain, write_synced
 from .fingerprint import code_changes, code_fingerprint, source_closure
+from .integrity import (
+    CHECKPOINT_NAME,
+    CHECKSUM_KEY,
+    TEMPORARY,
+    checksum_holds,
+    is_ours,
+    is_v010,
+    seal_state_json,
+    set_aside,
+)
 from .tree import decode_tree, encode_tree
 
 __all__ = [
@@ -60,83 +68,9 @@ __all__ = [
 FORMAT = "blackbox-checkpoint"
 FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
-_NAME = re.compile(r"^gen-(\d+)$")
+_NAME = CHECKPOINT_NAME
 #: A state.json larger than this is refused unread (real ones are kilobytes: arrays live in arrays.npz).
 MAX_STATE_JSON_BYTES = 64 * 2**20
-#: state.json's own checksum: the first key of every checkpoint written since 0.1.0.
-CHECKSUM_KEY = "state_sha256"
-_CHECKSUM_FIELD = f'"{CHECKSUM_KEY}": "'.encode()
-#: How every state.json of blackbox 0.1.0 begins (they have no CHECKSUM_KEY).
-_V010_PREFIX = b'{\n "format": "blackbox-checkpoint",\n "format_version": 1,\n'
-_FILES = frozenset({"state.json", "arrays.npz"})
-_TEMPORARY = re.compile(r"^\.gen-\d+\..+\.(tmp|old)$")
-_SET_ASIDE = re.compile(r"^corrupt-gen-\d+(\.\d+)?$")
-
-
-# -- what is ours ----------------------------------------------------------------------------------
-def _holds_only(folder: Path, names: frozenset[str]) -> bool:
-    try:
-        return folder.is_dir() and not folder.is_symlink() and set(os.listdir(folder)) <= names
-    except OSError:
-        return False
-
-
-def is_ours(entry: Path) -> bool:
-    """True for an entry of a checkpoints folder that blackbox wrote and holds nothing else: a
-    checkpoint (``gen-NNNNNN``, perhaps half deleted), one set aside (``corrupt-gen-NNNNNN``), or the
-    temporary folder of an interrupted write (``.gen-NNNNNN.*.tmp``, ``.old`` holding the replaced one)."""
-    name = entry.name
-    if _NAME.match(name) or _SET_ASIDE.match(name) or (_TEMPORARY.match(name) and name.endswith(".tmp")):
-        return _holds_only(entry, _FILES)
-    if _TEMPORARY.match(name):
-        inner = entry / "x"
-        return _holds_only(entry, frozenset({"x"})) and (not inner.exists() or _holds_only(inner, _FILES))
-    return False
-
-
-def set_aside(path: Path) -> Path:
-    """Rename the bad checkpoint ``path`` to ``corrupt-gen-NNNNNN`` beside it (``.2``, ``.3``, ... when
-    that name is taken), so that the continued run can write that generation again. Deletes nothing."""
-    path = Path(path)
-    target, n = path.parent / f"corrupt-{path.name}", 1
-    while target.exists() or target.is_symlink():
-        n += 1
-        target = path.parent / f"corrupt-{path.name}.{n}"
-    os.rename(path, target)
-    return target
-
-
-# -- checksums ------------------------------------------------------------------------------------
-def _zeroed(data: bytes) -> tuple[bytes, bytes] | None:
-    """``(claimed digest, data with it zeroed)`` from state.json's bytes; None without the field."""
-    at = data.find(_CHECKSUM_FIELD)
-    if at < 0:
-        return None
-    start = at + len(_CHECKSUM_FIELD)
-    return data[start:start + 64], data[:start] + b"0" * 64 + data[start + 64:]
-
-
-def seal_state_json(text: str) -> bytes:
-    """state.json's bytes from ``text`` (which holds ``"state_sha256": "<64 characters>"`` first), with
-    the checksum filled in. Every format version computes it this way."""
-    found = _zeroed(text.encode("utf-8"))
-    if found is None:
-        raise ValueError(f"state.json text has no {CHECKSUM_KEY} field to fill in")
-    _, zeroed = found
-    start = zeroed.find(_CHECKSUM_FIELD) + len(_CHECKSUM_FIELD)
-    return zeroed[:start] + hashlib.sha256(zeroed).hexdigest().encode() + zeroed[start + 64:]
-
-
-def _checksum_holds(data: bytes, meta: dict[str, Any]) -> bool | None:
-    """Whether state.json's own checksum matches its bytes (None: it has none)."""
-    found = _zeroed(data)
-    claimed = meta.get(CHECKSUM_KEY)
-    if found is None or claimed is None:
-        return None if found is None and claimed is None else False
-    digest, zeroed = found
-    return isinstance(claimed, str) and claimed.encode() == digest and hashlib.sha256(zeroed).hexdigest().encode() == digest
-
-
 # -- records -------------------------------------------------------------------------------------
 def records_to_arrays(records: Sequence[Record]) -> dict[str, np.ndarray]:
     log = records if isinstance(records, RecordLog) else RecordLog(records)
@@ -276,9 +210,9 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path}: state.json is not a blackbox checkpoint")
-    intact = _checksum_holds(raw, meta)
+    intact = checksum_holds(raw, meta)
     _check_version(path, meta, intact)
-    if intact is None and not raw.startswith(_V010_PREFIX):
+    if intact is None and not is_v010(raw):
         raise CheckpointError(f"checkpoint {path}: state.json is corrupt (it has no {CHECKSUM_KEY}, and only "
                               f"the checkpoints of blackbox 0.1.0 have none)")
     if intact is False:
@@ -443,7 +377,7 @@ def clean_temporary(directory: str | Path) -> None:
     directory = Path(directory)
     if directory.is_dir():
         for entry in directory.iterdir():
-            if _TEMPORARY.match(entry.name) and is_ours(entry):
+            if TEMPORARY.match(entry.name) and is_ours(entry):
                 shutil.rmtree(entry, ignore_errors=True)
 
 
