@@ -21,6 +21,8 @@ COUNTS = {"tried": 0, "refused": 0}
 
 
 def teardown_module(module):
+    if not COUNTS["tried"]:
+        return
     note("run directories that are not (only) a blackbox run, --overwrite", inputs=COUNTS["tried"],
          refused=COUNTS["refused"], uncaught=COUNTS["tried"] - COUNTS["refused"])
 

@@ -27,6 +27,8 @@ COUNTS = {"tried": 0, "refused": 0, "fell_back": 0, "identical": 0}
 
 
 def teardown_module(module):
+    if not COUNTS["tried"]:
+        return
     note("checkpoints with a bad state, sealed (refused naming the key)", inputs=COUNTS["tried"],
          refused=COUNTS["refused"], uncaught=COUNTS["tried"] - COUNTS["refused"])
     note("checkpoints with a bad state, sealed (resume falls back)", faults=COUNTS["fell_back"],
