@@ -20,13 +20,15 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunInUseError
+from ..errors import RunInUseError, StorageError
+from ..files import describe_os_error
 
 __all__ = ["LOCK_FILE", "Holder", "RunLock", "read_holder"]
 
@@ -150,10 +152,23 @@ class RunLock:
         """Take the lock or raise :class:`RunInUseError` naming its holder."""
         if self._fd is not None:
             return self
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the run directory {self.directory}: {describe_os_error(exc)}") from None
         for _ in range(100):  # the file may be released and removed between our open and our flock
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:  # never through a link: the lock is truncated and written, whatever it points to
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EISDIR):
+                    raise RunInUseError(f"cannot lock {self.directory}: {self.path} is a link or a folder, which "
+                                        f"blackbox does not make: move it away") from None
+                raise StorageError(f"cannot lock {self.directory}: cannot write {self.path} "
+                                   f"({describe_os_error(exc)})") from None
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise RunInUseError(f"cannot lock {self.directory}: {self.path} is not a regular file; blackbox "
+                                        f"did not make it: move it away")
                 if self._try(fd):
                     self._fd = fd
                     _HELD.add(fd)

@@ -49,7 +49,7 @@ def refusal(err: str, out: Path, pid: int) -> None:
 
 def test_a_second_writer_on_a_live_run_is_refused_and_a_killed_run_resumes(faulty, clean, tmp_path):
     out = tmp_path / "run"
-    live = driver(run_args(out), env={"FAULTY_DELAY": "0.2"}, wait=False)
+    live = driver(run_args(out), env={"FAULTY_DELAY": "1.5"}, wait=False)  # 18 s: long enough to be refused
     try:
         wait_for(out / "checkpoints" / "gen-000002", live, seconds=120)
         holder = read_holder(out)
@@ -57,6 +57,7 @@ def test_a_second_writer_on_a_live_run_is_refused_and_a_killed_run_resumes(fault
         config = (out / "config.toml").read_bytes()
         for args in (["resume", str(out), "--quiet"], run_args(out) + ["--overwrite"],
                      ["resume", str(out), "--generations", "30", "--quiet"]):
+            assert live.poll() is None, "the live run ended before the test could try a second writer"
             done = driver(args, timeout=120)
             assert done.returncode == 2, done.stderr
             refusal(done.stderr, out, live.pid)
@@ -130,6 +131,9 @@ def test_a_lock_is_released_and_garbled_or_dead_locks_are_taken_over(tmp_path):
     (tmp_path / LOCK_FILE).write_bytes(b"\x00garbled")  # a crash while the lock file was written
     with RunLock(tmp_path) as lock:
         assert lock.taken_over is None and read_holder(tmp_path).pid == os.getpid()
+    (tmp_path / LOCK_FILE).write_text(json.dumps({"pid": 1, "host": socket.gethostname()}))  # a reused pid
+    with RunLock(tmp_path) as lock:  # alive, but not holding the lock: every holder keeps its flock
+        assert lock.taken_over is not None and lock.taken_over.pid == 1
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (tmp_path / LOCK_FILE).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname()}))
     with RunLock(tmp_path) as lock:
@@ -154,3 +158,18 @@ def test_a_forked_child_does_not_keep_the_lock(tmp_path):
             pass
     finally:
         os.waitpid(child, 0)
+
+
+@pytest.mark.parametrize("kind", ["link", "folder"])
+def test_a_lock_file_that_is_a_link_or_a_folder_is_refused_and_left_alone(tmp_path, kind):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    if kind == "link":
+        (run_dir / LOCK_FILE).symlink_to(target)
+    else:
+        (run_dir / LOCK_FILE).mkdir()
+    with pytest.raises(RunInUseError, match=f"{LOCK_FILE} is a link or a folder, which blackbox does not make"):
+        RunLock(run_dir).acquire()
+    assert target.read_text() == "keep me" and os.path.lexists(run_dir / LOCK_FILE)

@@ -43,11 +43,22 @@ def garble(table, key, new):
     table[new] = table.pop(key)
 
 
+def with_record(key, value):
+    """Set ``key`` of the strategy and of the last record alike (as a buggy writer would: the two
+    copies disagreeing is itself refused, see test_a_state_that_is_not_its_last_record_is_corrupt)."""
+    def edit(meta, arrays):
+        strategy(meta)[key] = value
+        fields = [str(f) for f in arrays["records/record_fields"]]
+        decoded = float(value["$float"]) if isinstance(value, dict) else value
+        arrays["records/records"][-1, fields.index(key)] = decoded
+    return edit
+
+
 #: name: (edit of (state.json's tree, arrays), the message naming the key)
 CASES = {
-    "sigma-nan": (lambda m, a: strategy(m).update(sigma={"$float": "nan"}), r"state_dict/sigma must be finite, got nan"),
-    "sigma-negative": (lambda m, a: strategy(m).update(sigma=-1.0), r"state_dict/sigma must be >= 0, got -1.0"),
-    "sigma-zero": (lambda m, a: strategy(m).update(sigma=0.0),
+    "sigma-nan": (with_record("sigma", {"$float": "nan"}), r"state_dict/sigma must be finite, got nan"),
+    "sigma-negative": (with_record("sigma", -1.0), r"state_dict/sigma must be >= 0, got -1.0"),
+    "sigma-zero": (with_record("sigma", 0.0),
                    r"state_dict/sigma is 0.0, which openai-es refuses: sigma must be > 0, got 0.0"),
     "sigma-text": (lambda m, a: strategy(m).update(sigma="0.1"), r"state_dict/sigma must be a number, got '0.1'"),
     "adam-step-negative": (lambda m, a: strategy(m)["optimizer"].update(t=-1),
@@ -59,7 +70,7 @@ CASES = {
     "adam-m-nan": (lambda m, a: a["strategy/optimizer/m"].__setitem__(1, np.nan),
                    r"state_dict/optimizer/m must be finite; entry 1 is nan \(1 non-finite in all\)"),
     "seed-negative": (lambda m, a: strategy(m).update(seed=-1), r"state_dict/seed must be >= 0, got -1"),
-    "update-norm-inf": (lambda m, a: strategy(m).update(update_norm={"$float": "inf"}),
+    "update-norm-inf": (with_record("update_norm", {"$float": "inf"}),
                         r"state_dict/update_norm must be finite, got inf"),
     "rng-stream": (lambda m, a: strategy(m)["rng"]["state"].update(inc=strategy(m)["rng"]["state"]["inc"] ^ 2),
                    r"state_dict/rng/state/inc is \d+, but seed 3 gives the stream \d+"),
@@ -127,6 +138,27 @@ def test_resume_falls_back_past_a_checkpoint_with_a_bad_state(faulty, clean, tmp
     COUNTS["fell_back"] += 1
     assert_same_run_dir(clean, out)
     COUNTS["identical"] += 1
+
+
+@pytest.mark.parametrize("key", ["sigma", "update_norm", "generation"])
+def test_a_state_that_is_not_its_last_record_is_corrupt(faulty, clean, tmp_path, capsys, key):
+    """The last record holds a second copy of the strategy's generation, sigma and update norm: a
+    flipped digit in one of them (a checkpoint of 0.1.0 has no checksum over state.json) is corruption."""
+    out = tmp_path / "run"
+    assert main(["run", *ARGS, "--generations", "6", "--out", str(out)]) == 0
+    path = out / "checkpoints" / "gen-000006"
+    meta = json.loads((path / "state.json").read_text())
+    strategy(meta)[key] = strategy(meta)[key] + (1 if key == "generation" else 1e-12)
+    forge(path, (path / "arrays.npz").read_bytes(), meta_change=lambda m: m.update(state=meta["state"]))
+    capsys.readouterr()
+    assert main(["resume", str(out), "--generations", "8", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    if key == "generation":
+        assert "state.json names generation 6 but holds the strategy of generation 7" in err, err
+    else:
+        assert re.search(rf"gen-000006 is corrupt: ValueError: the strategy's {key} [-\d.e]+ is not its last "
+                         rf"record's [-\d.e]+; using the previous checkpoint", err), err
+    assert_same_run_dir(clean, out)
 
 
 def test_a_corrupt_optimizer_state_is_named_at_load_not_a_generation_later():
