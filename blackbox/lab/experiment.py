@@ -348,7 +348,8 @@ def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:
         more = f"\n  (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""
         raise ConfigError(
             f"{len(foreign)} run director{'y' if len(foreign) == 1 else 'ies'} of experiment {experiment.name!r} "
-            f"hold something other than a blackbox run, which blackbox never replaces:\n  {shown}{more}\n"
+            f"hold{'s' if len(foreign) == 1 else ''} something other than a blackbox run, which blackbox never "
+            f"replaces:\n  {shown}{more}\n"
             f"move it away, or choose another --out"
         )
     if conflicts:

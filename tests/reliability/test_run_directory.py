@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from pathlib import Path
 
@@ -217,3 +218,30 @@ def test_a_checkpoint_folder_holding_other_files_is_not_replaced(a_run, capsys):
     assert main(["resume", str(a_run), "--checkpoint", str(a_run / "checkpoints" / "gen-000004"), "--quiet"]) == 2
     assert "cannot write checkpoint gen-000006" in capsys.readouterr().err
     assert (a_run / "checkpoints" / "gen-000006" / "mine.txt").read_text() == "mine"
+
+
+def test_shared_memory_folders_of_another_host_are_left_alone(tmp_path):
+    """A pid names a process only on its own host: a run folder made on another host (a shared
+    $BLACKBOX_SHM_DIR) is never taken for a dead run's leftovers."""
+    import socket
+    import subprocess
+    import sys
+
+    from blackbox.executors import shm
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    folders = {}
+    for name, host in (("mine", socket.gethostname()), ("theirs", "node7.example"), ("older", None)):
+        folders[name] = tmp_path / f"blackbox-run-{dead}-{name}"
+        folders[name].mkdir()
+        if host is not None:
+            (folders[name] / ".host").write_text(host + "\n")
+    shm.remove_stale(tmp_path)
+    assert not folders["mine"].exists() and not folders["older"].exists()
+    assert folders["theirs"].exists()
+    made = shm.RunDirectory(tmp_path)
+    assert (made.path / ".host").read_text() == socket.gethostname() + "\n"
+    assert made.path.name.startswith(f"blackbox-run-{os.getpid()}-")
+    made.cleanup()
+    assert not made.path.exists()
