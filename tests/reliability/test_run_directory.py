@@ -245,3 +245,16 @@ def test_shared_memory_folders_of_another_host_are_left_alone(tmp_path):
     assert made.path.name.startswith(f"blackbox-run-{os.getpid()}-")
     made.cleanup()
     assert not made.path.exists()
+
+
+def test_contrast_overwrite_replaces_only_its_own_outputs(tmp_path):
+    from blackbox.cli.contrast import _out_dir
+    from blackbox.errors import ConfigError
+
+    (tmp_path / "contrast.json").write_text('{"my": "notes"}')
+    (tmp_path / "contrast.png").write_bytes(b"\x89PNG\r\n\x1a\n my holiday photo")
+    with pytest.raises(ConfigError, match="holds contrast.json, contrast.png, which blackbox contrast did not write"):
+        _out_dir(tmp_path, "mnist", overwrite=True)
+    (tmp_path / "contrast.json").write_text('{"comparison": {}, "slowdown": "..."}')
+    (tmp_path / "contrast.png").write_bytes(b"\x89PNG\r\n\x1a\n...tEXtSoftware\x00Matplotlib version3.9")
+    assert _out_dir(tmp_path, "mnist", overwrite=True) == tmp_path
