@@ -5,7 +5,8 @@ them all without a sound. The file is a plain ``.npy`` array followed by a 40-by
 ``BBNOISE1`` and the sha256 of everything before it. A process that maps the file first reads it
 through, in chunks into a small buffer (so its resident memory does not grow by the table), and
 checks the size, the header, the digest and the first values against the seed; a file that fails is
-rebuilt (with a :class:`NoiseCacheWarning` naming what was wrong) and never used. Reading a 2^26
+rebuilt (with a :class:`NoiseCacheWarning` naming what was wrong) and never used; one that belongs
+to another user is left as it is, and the table made in memory. Reading a 2^26
 table (256 MB) through sha256 takes a few tenths of a second, about a fifth of generating it.
 
 A table is written to a temporary file in the same folder, flushed to disk and renamed over the
@@ -16,6 +17,7 @@ leaves the table in the process's memory instead.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -61,10 +63,10 @@ def _open_verified(path: Path, size: int, probe: np.ndarray) -> tuple[np.ndarray
     """``(mapped table, None)``, or ``(None, what is wrong)`` (``(None, None)``: there is no file)."""
     try:  # O_NONBLOCK: a FIFO in its place must not block the open
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None, None
     except OSError as exc:
-        return None, f"unreadable: {exc}"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+            return None, None  # no such file (a name too long for the file system is never one)
+        return None, f"unreadable: {exc.strerror or exc}"
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
@@ -118,6 +120,14 @@ def _write(path: Path, size: int, generate_into: Callable[[np.ndarray], None]) -
             os.unlink(tmp_name)
 
 
+def _mine(path: Path) -> bool:
+    """True when ``path`` belongs to this user (only then may a damaged one be replaced)."""
+    try:
+        return os.lstat(path).st_uid == os.getuid()
+    except OSError:
+        return True  # gone meanwhile: nothing to replace
+
+
 def mapped_table(root: Path, size: int, seed: int, generate_into: Callable[[np.ndarray], None],
                  probe: np.ndarray) -> np.ndarray:
     """The table mapped from the cache under ``root`` (built there first if missing or damaged),
@@ -125,6 +135,12 @@ def mapped_table(root: Path, size: int, seed: int, generate_into: Callable[[np.n
     path = table_path(root, size, seed)
     data, problem = _open_verified(path, size, probe)
     if data is not None:
+        return data
+    if problem is not None and not _mine(path):
+        warnings.warn(f"noise table cache {path} cannot be used ({problem}) and belongs to another user, so it "
+                      f"is left as it is; using a table made in memory", NoiseCacheWarning, stacklevel=4)
+        data = np.empty(size, dtype=np.float32)
+        generate_into(data)
         return data
     if problem is not None:
         warnings.warn(f"noise table cache {path} is damaged ({problem}); rebuilding it", NoiseCacheWarning,

@@ -147,3 +147,23 @@ def test_verifying_the_largest_default_table_costs_a_fraction_of_building_it(tmp
     assert verified < generated
     note("noise table 2^26: verify on map", verify_s=round(verified, 3), generate_s=round(generated, 3),
          build_and_write_s=round(built, 3))
+
+
+def test_a_seed_whose_file_name_is_too_long_is_no_damage(cache):
+    seed = 10**300  # the cache file's name would exceed the file system's limit
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = NoiseTable(SIZE, seed)
+    assert not table.mapped and np.array_equal(table.data[:256], noise_module._probe(seed))
+
+
+def test_a_damaged_cache_file_of_another_user_is_left_alone(cache, monkeypatch):
+    NoiseTable(SIZE, SEED)
+    path = table_path(cache, SIZE, SEED)
+    DAMAGE["bit-in-the-middle"](path)
+    damaged = path.read_bytes()
+    monkeypatch.setattr(noise_cache, "_mine", lambda path: False)
+    with pytest.warns(NoiseCacheWarning, match="belongs to another user, so it is left as it is"):
+        table = NoiseTable(SIZE, SEED)
+    assert not table.mapped and np.array_equal(table.data, expected())
+    assert path.read_bytes() == damaged
