@@ -17,7 +17,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 
@@ -34,8 +34,21 @@ class Params:
     ``super().__post_init__()``), normalizing values through :meth:`_check`.
     """
 
+    #: Fields that evolve as the strategy runs (a step size) and may reach exactly 0 on their own,
+    #: as a size adapted by multiplying underflows after a long convergence: :meth:`check_evolved`
+    #: accepts 0 for them although the constructor would not.
+    may_vanish: ClassVar[tuple[str, ...]] = ()
+
     def __post_init__(self) -> None:
         """Check the fields; the base has none."""
+
+    def check_evolved(self, name: str, value: Any) -> None:
+        """Check ``value``, the current value of the field ``name`` in a loaded state (a sigma that
+        adapted as the strategy ran), with the field's own checks: a ConfigError where these Params
+        would refuse it as that field (0 passes for the fields in ``may_vanish``)."""
+        if name in self.may_vanish and value == 0:
+            return
+        dataclasses.replace(self, **{name: value})
 
     def _check(self, name: str, checker: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Replace field ``name`` by ``checker(name, value, *args, **kwargs)`` (which raises ConfigError)."""

@@ -26,11 +26,11 @@ from typing import Any, ClassVar, Protocol, overload
 
 import numpy as np
 
-from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_state_layout
+from .._validate import MAX_POPSIZE, check_dim_x0, check_float, check_int, check_seed, check_state_layout
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
-from .state import load_fields, save_fields
+from .state import check_fields, check_rng_state, save_fields
 
 __all__ = ["Strategy", "Reducer", "population_sums", "check_fitness"]
 
@@ -118,6 +118,13 @@ class Strategy(ABC):
     #: The arrays of ``state_fields`` whose number of rows changes as the strategy runs (a GA's
     #: parents); every other array keeps its shape, and a state with another shape is refused.
     state_rows: ClassVar[tuple[str, ...]] = ()
+    #: Bounds of ``state_fields`` beyond "finite" that a loaded state must keep
+    #: (``{"stdev": POSITIVE}``: :mod:`blackbox.core.state`).
+    state_bounds: ClassVar[Mapping[str, str]] = {}
+    #: True when ``sigma`` is the ``Params`` field of that name, evolved: a loaded sigma passes that
+    #: field's checks (:meth:`Params.check_evolved`). False when sigma summarizes a per-dimension
+    #: ``stdev`` declared in ``state_fields``.
+    sigma_is_param: ClassVar[bool] = True
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
@@ -283,6 +290,8 @@ class Strategy(ABC):
         check_state_layout({key: template[key] for key in declared}, state)
         if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
             raise ConfigError("state_dict center is not finite")
+        self._check_base_state(state)
+        fields = check_fields(self, self.state_fields, state, rows=self.state_rows, bounds=self.state_bounds)
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.seed = int(state["seed"])
         self.generation = int(state["generation"])
@@ -292,8 +301,38 @@ class Strategy(ABC):
         self._pending = None
         self._rng_state_at_ask = None
         self._diverged = None
-        load_fields(self, self.state_fields, state, rows=self.state_rows)
+        for name in self.state_fields:
+            current = getattr(self, name)
+            if callable(getattr(current, "load_state_dict", None)):
+                current.load_state_dict(state[name])
+            else:
+                setattr(self, name, fields[name])
         self._load_state_dict(state)
+
+    def _check_base_state(self, state: dict[str, Any]) -> None:
+        """The base keys checked as the constructor checks its arguments (ConfigError naming the key):
+        the seed and the generation are integers >= 0, the generator's state is one this strategy's
+        generator could have (its stream that of the seed), sigma and the update norm are finite
+        and >= 0, and where ``sigma`` is a ``Params`` field that evolves, the field's own checks."""
+        seed = check_int("state_dict/seed", state["seed"], minimum=0)
+        check_int("state_dict/generation", state["generation"], minimum=0)
+        sigma = check_float("state_dict/sigma", state["sigma"], nonnegative=True)
+        check_float("state_dict/update_norm", state["update_norm"], nonnegative=True)
+        check_rng_state("state_dict/rng", state["rng"], self.rng, seed if self._seeded_from_seed() else None)
+        if self.sigma_is_param and self.Params is not None and "sigma" in self.Params.options():
+            try:
+                self.params.check_evolved("sigma", sigma)
+            except ConfigError as exc:
+                raise ConfigError(f"state_dict/sigma is {sigma!r}, which {self.name or type(self).__name__} "
+                                  f"refuses: {exc}") from None
+
+    def _seeded_from_seed(self) -> bool:
+        """True when this strategy's generator is ``numpy.random.default_rng(self.seed)`` (as the base
+        makes it): then a saved generator's PCG64 stream must be its saved seed's."""
+        current = self.rng.bit_generator.state
+        if current.get("bit_generator") != "PCG64":
+            return False
+        return current["state"]["inc"] == np.random.default_rng(self.seed).bit_generator.state["state"]["inc"]
 
     @overload
     def reduce(self, population: Population, coefficients: np.ndarray) -> tuple[np.ndarray, None]: ...

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_float, check_int
 from ..core.executor import Executor
 from ..core.problem import EvalResult, Problem
 from ..core.seeding import evaluation_seeds
@@ -109,12 +110,20 @@ class Run:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.seed = int(state["seed"])
-        self.evaluations = int(state["evaluations"])
-        self.steps = int(state["steps"])
-        self.elapsed = float(state["elapsed"])
-        self.best_fitness = float(state["best_fitness"])
-        self.best_params = np.array(state["best_params"], dtype=np.float64)
+        """Restore the counters, the best solution and the stop conditions' state; the counters are
+        integers >= 0, the time finite and >= 0, the best fitness not NaN (NaN never ranks best) and
+        the best solution finite, or a ConfigError names the key (``run state/steps``)."""
+        seed, evaluations, steps = (check_int(f"run state/{key}", state[key], minimum=0)
+                                    for key in ("seed", "evaluations", "steps"))
+        elapsed = check_float("run state/elapsed", state["elapsed"], nonnegative=True)
+        best_fitness = float(state["best_fitness"])
+        if math.isnan(best_fitness):
+            raise ConfigError("run state/best_fitness is NaN, which never ranks best")
+        best_params = np.array(state["best_params"], dtype=np.float64)
+        if not np.all(np.isfinite(best_params)):
+            raise ConfigError("run state/best_params is not finite")
+        self.seed, self.evaluations, self.steps, self.elapsed = seed, evaluations, steps, elapsed
+        self.best_fitness, self.best_params = best_fitness, best_params
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
         self._stop_state = list(state.get("stop", []))

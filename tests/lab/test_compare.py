@@ -302,3 +302,22 @@ def test_a_failing_run_does_not_stop_the_grid(tmp_path, drift, capsys):
     rows = read_results(tmp_path / "out")
     assert {r["status"] for r in rows if r["problem"] == "sphere"} == {"error"}
     assert {r["status"] for r in rows if r["problem"] == "drift"} == {"finished"}
+
+
+@pytest.mark.parametrize("flags", [[], ["--overwrite"]])
+def test_a_cell_folder_that_is_not_a_run_is_refused_whatever_the_flags(tmp_path, drift, capsys, flags):
+    """--overwrite replaces runs, never a folder that is something else (issue 16)."""
+    out = tmp_path / "out"
+    path = write(tmp_path)
+    cell = out / "runs" / "drift" / "nes-fast" / "seed-0"
+    (cell / "checkpoints").mkdir(parents=True)
+    (cell / "records.csv").write_text("my,data\n")
+    (cell / "thesis.tex").write_text("mine")
+    capsys.readouterr()
+    assert compare(path, out, *flags) == 2
+    err = capsys.readouterr().err
+    assert "1 run directory of experiment 'tiny' holds something other than a blackbox run" in err
+    assert f"{cell}: it is not a blackbox run directory (it has no config.toml)" in err
+    assert "--overwrite" not in err
+    assert sorted(p.name for p in cell.iterdir()) == ["checkpoints", "records.csv", "thesis.tex"]
+    assert (cell / "records.csv").read_text() == "my,data\n"
