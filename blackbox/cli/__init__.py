@@ -17,7 +17,7 @@ from ..errors import BlackboxError
 
 __all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
-COMMANDS = ["run", "list", "check", "contrast", "resume", "compare", "play"]
+COMMANDS = ["run", "list", "check", "new", "contrast", "resume", "compare", "play"]
 SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
 
 
