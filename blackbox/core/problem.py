@@ -132,8 +132,10 @@ class Playable(Protocol):
     env_id: str
 
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
-             frames: list[Any] | None = None) -> tuple[float, int]:
-        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given."""
+             frames: list[Any] | None = None, every: int = 1) -> tuple[float, int]:
+        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given
+        (the frame after the reset and after every ``every``-th step; ``blackbox play`` also accepts a
+        ``play`` without ``every``, and then keeps every ``every``-th frame it rendered)."""
         ...
 
 
