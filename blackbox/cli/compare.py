@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                 progress.advance(task)
                 if error is not None:
                     progress.console.print(f"[red]failed[/red] {name(cell)}: {type(error).__name__}: {error}")
-                elif show:
+                elif show and summary is not None:
                     center = summary.get("center_fitness")
                     progress.console.print(
                         f"done {name(cell)}: center {center if center is None else format(center, '.4g')}, "

@@ -14,6 +14,7 @@ import keyword
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError
@@ -72,10 +73,14 @@ def write_plugin(kind: str, name: str, out: str | Path | None = None) -> list[Pa
         f"test_{module}.py": TEST.format(**fields),
         "README.md": README.format(**fields),
     }
-    written = []
-    for filename, text in files.items():
-        written.append(atomic_write(folder / filename, lambda handle, text=text: handle.write(text), binary=False))
-    return written
+    return [_write_text(folder / filename, text) for filename, text in files.items()]
+
+
+def _write_text(path: Path, text: str) -> Path:
+    def write(handle: Any) -> None:
+        handle.write(text)
+
+    return atomic_write(path, write, binary=False)
 
 
 def run(args: argparse.Namespace) -> int:

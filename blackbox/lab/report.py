@@ -256,11 +256,12 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
             header += ["wall time to target (median, s)"]
         md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         rule = _RANKING_RULE if has_target else _RANKING_RULE_NO_TARGET
-        table = {"problem": problem, "spec": info.spec, "target": info.target, "ranking": rule,
+        rows_shown: list[list[str]] = []
+        table: dict[str, Any] = {"problem": problem, "spec": info.spec, "target": info.target, "ranking": rule,
                  "header": ["rank", "strategy", "runs", "final center", f"{confidence}% CI"]
                  + (["success", "evals to target"] + (["steps to target"] if has_steps else [])
                     + ["time to target (s)"] if has_target else []),
-                 "rows": []}
+                 "rows": rows_shown}
         tables.append(table)
         for rank, label in enumerate(order, 1):
             s = stats[label]
@@ -272,7 +273,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
                 cells += [_fmt(s["steps_to_target"])] if has_steps else []
                 cells += [_fmt(s["time_to_target"], 3)]
             md.append("| " + " | ".join(cells) + " |")
-            table["rows"].append([cells[0], label, cells[2], _fmt(s["final_mean"]),
+            rows_shown.append([cells[0], label, cells[2], _fmt(s["final_mean"]),
                                   f"[{_fmt(s['final_low'])}, {_fmt(s['final_high'])}]", *cells[4:]])
             summary_rows.append({"problem": problem, "strategy": label, "rank": rank, **s,
                                  "run_dirs": " ".join(_relative(r.run_dir, out) for r in by_strategy[label])})
