@@ -251,7 +251,7 @@ def optimize(
     start is still open is moved there with ``Strategy.start_at``; a named one is built there), so
     ``optimize("nes", p, seed=3)`` and ``optimize(make_strategy("nes", dim=p.dim, seed=3), p)`` are
     the same run. ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
-    best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
+    best ever fitness (of any row scored, the center's included) reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
     one budget (``max_generations``, ``max_evaluations``, ``max_steps``, ``max_time``) is required;
     ``generations`` is the old name of ``max_generations`` and still works. ``run`` continues a
     :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
