@@ -2,7 +2,10 @@
 
 A reader never sees half a file or half a folder: everything is written under a temporary name in
 the same folder, flushed to disk, then renamed over the target (:func:`atomic_write` for a file,
-:func:`atomic_folder` for a folder of files). Arrays are loaded with ``allow_pickle=False``, so a
+:func:`atomic_folder` for a folder of files). Files and folders get the modes ``open()`` and
+``mkdir()`` give (``0666`` and ``0777`` less the umask: ``0644`` and ``0755`` under the usual umask
+022), not the private ``0600``/``0700`` of the temporary files they start as, so every file of a run
+directory has one mode; a umask of 077 keeps them all private. Arrays are loaded with ``allow_pickle=False``, so a
 file from elsewhere can never run code. :func:`map_tree` is the one walker over state trees
 (nested dicts and lists); :func:`to_plain` and the checkpoint codec are built on it.
 """
@@ -24,9 +27,23 @@ import tomli_w
 from .errors import BlackboxError, CheckpointError, StorageError
 
 __all__ = [
-    "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz", "load_npz",
-    "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain",
+    "umask", "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz",
+    "load_npz", "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain",
 ]
+
+
+def umask() -> int:
+    """The process's umask, read from ``/proc`` where it can be (setting it to read it races other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = True) -> Path:
@@ -40,6 +57,7 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.chmod(tmp, 0o666 & ~umask())  # as open() would create it, not mkstemp's 0600
         handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
         with handle:
             write(handle)
@@ -89,6 +107,7 @@ def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
     try:
+        os.chmod(tmp, 0o777 & ~umask())  # as mkdir() would create it, not mkdtemp's 0700
         fill(tmp)
         fsync_dir(tmp)
         if final.exists():

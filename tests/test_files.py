@@ -108,3 +108,35 @@ def test_npz_bytes_round_trip_through_load_npz(tmp_path):
     assert loaded["c"].dtype == np.int8 and loaded["c"].shape == ()
     with pytest.raises(CheckpointError, match="cannot save 'o': object arrays would need pickle"):
         files.save_npz(tmp_path / "y.npz", {"o": np.array([None])})
+
+
+# -- modes ---------------------------------------------------------------------------------------
+@pytest.fixture
+def umask_027():
+    old = os.umask(0o027)
+    yield
+    os.umask(old)
+
+
+def test_written_files_and_folders_get_the_modes_open_and_mkdir_give(tmp_path, umask_027):
+    assert files.umask() == 0o027
+    path = files.atomic_write(tmp_path / "a.json", lambda handle: handle.write(b"{}"))
+    folder = files.atomic_folder(tmp_path / "gen", lambda tmp: files.write_synced(tmp / "x.bin", b"1"))
+    opened = tmp_path / "opened"
+    opened.write_bytes(b"")
+    (tmp_path / "made").mkdir()
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (path, folder, folder / "x.bin", opened, tmp_path / "made")}
+    assert modes == {"a.json": 0o640, "gen": 0o750, "x.bin": 0o640, "opened": 0o640, "made": 0o750}
+
+
+def test_every_file_of_a_run_directory_has_one_mode(tmp_path, umask_027):
+    from blackbox.lab.runs import start_run
+
+    start_run({"problem": {"name": "sphere", "dim": 3}, "stop": {"generations": 2}, "log": {"plot": False}},
+              tmp_path / "run")
+    found = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "run").rglob("*")}
+    assert set(found) >= {"run/config.toml", "run/records.csv", "run/records.jsonl", "run/result.json",
+                          "run/solution.npz", "run/checkpoints", "run/checkpoints/gen-000002",
+                          "run/checkpoints/gen-000002/state.json", "run/checkpoints/gen-000002/arrays.npz"}
+    assert {mode for name, mode in found.items() if (tmp_path / name).is_file()} == {0o640}
+    assert {mode for name, mode in found.items() if (tmp_path / name).is_dir()} == {0o750}

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 from collections.abc import Sequence
 
 from ..errors import BlackboxError
 
 __all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
-COMMANDS = ["run", "list", "check", "contrast", "resume", "compare", "play"]
+COMMANDS = ["run", "list", "check", "new", "contrast", "resume", "compare", "play"]
 SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
 
 
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``blackbox`` script; returns the exit status."""
+    started = time.perf_counter()
     argv = [*(sys.argv[1:] if argv is None else argv)]  # not list(): the cli.list module shadows it here
     module = SUBCOMMANDS.get(tuple(argv[:2]))
     if module is not None:
@@ -45,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command, args.func = " ".join(argv[:2]), command.run
     else:
         args = build_parser().parse_args(argv)
+    args.started = started  # commands that report their wall time measure it from here
     try:
         return int(args.func(args) or 0)
     except BlackboxError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,9 @@ def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
     elif not args.quiet:
-        print(describe_summary(summary), file=sys.stdout)
+        started = getattr(args, "started", None)  # set by blackbox.cli.main when the command began
+        command_time = None if started is None else time.perf_counter() - started
+        print(describe_summary(summary, command_time), file=sys.stdout)
         description = summary.get("problem_description") or {}
         data = description.get("data") if isinstance(description, dict) else None
         if isinstance(data, dict) and data.get("statement"):  # e.g. the offline digits, not MNIST

@@ -21,7 +21,7 @@ every option filled in, so that ``blackbox run --config RUN/config.toml`` repeat
 
     [stop]                      # at least one budget: generations, max_evaluations, max_steps, max_time
     generations = 500
-    target = -0.001             # stop once the best fitness reaches it
+    target = -0.001             # stop once the best ever fitness (any row scored, the center included) reaches it
     goal = 475                  # stop once the center's fitness holds the goal ...
     goal_generations = 5        # ... for this many generations in a row, or instead
     goal_episodes = 20          # ... confirmed by the center's mean over this many fresh episodes

@@ -71,8 +71,15 @@ class Problem(ABC):
         """Score each row of ``params`` (shape ``(m, dim)``) under its seed; must not modify it."""
 
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
-        """A starting point for a strategy's center (default: zeros)."""
-        return np.zeros(self.dim, dtype=np.float64)
+        """Where a strategy starts when it is given no ``x0``: a vector of ``dim`` floats drawn from ``rng``.
+
+        The default draws every coordinate from the standard normal N(0, 1), so the start is fixed
+        by the run's seed and is never a special point: zeros, the old default, is the optimum of
+        many test functions (sphere, rastrigin), and a run that starts at its optimum hides every
+        bug. Override it where the problem has a natural start (a policy's initialization, a
+        box's centre), and return zeros there explicitly if zeros is what you mean.
+        """
+        return rng.standard_normal(self.dim)
 
     # -- state synced by the driver (default: none) -------------------------------------------
     def observe(self, result: EvalResult) -> None:
@@ -125,8 +132,10 @@ class Playable(Protocol):
     env_id: str
 
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
-             frames: list[Any] | None = None) -> tuple[float, int]:
-        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given."""
+             frames: list[Any] | None = None, every: int = 1) -> tuple[float, int]:
+        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given
+        (the frame after the reset and after every ``every``-th step; ``blackbox play`` also accepts a
+        ``play`` without ``every``, and then keeps every ``every``-th frame it rendered)."""
         ...
 
 

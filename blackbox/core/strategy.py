@@ -129,6 +129,8 @@ class Strategy(ABC):
     min_popsize: ClassVar[int] = 2
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
     reducer: Reducer = staticmethod(population_sums)
+    #: The constructor's arguments while the start is open (see :meth:`start_at`); an instance attribute.
+    _construction: tuple[tuple[Any, ...], dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -138,9 +140,17 @@ class Strategy(ABC):
         else:
             cls.__signature__ = _PLAIN_SIGNATURE if cls.__init__ is Strategy.__init__ else None  # type: ignore
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Strategy:
+        strategy = super().__new__(cls)
+        # How it was built, so that start_at() can build it again at another x0 (dropped once the start is chosen).
+        strategy._construction = (args, kwargs)
+        return strategy
+
     def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
                  x0: Any = None, seed: int | None = None, **overrides: Any):
         self.dim, x0_vec = check_dim_x0(dim, x0)
+        if x0 is not None:
+            self.__dict__.pop("_construction", None)
         owner = self.name or type(self).__name__
         if self.Params is not None:
             if popsize is not None:
@@ -174,6 +184,36 @@ class Strategy(ABC):
         """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
         need the dimension, the initial state); called at the end of the constructor."""
 
+    # -- the starting point ---------------------------------------------------------------
+    @property
+    def start_chosen(self) -> bool:
+        """True once the starting point is settled: ``x0`` was given, :meth:`start_at` was called,
+        a state was loaded, or the first ``ask()`` was made. Until then the center is the default
+        ``x0`` (zeros), and :func:`blackbox.optimize` moves it to the problem's ``initial_params``."""
+        return "_construction" not in self.__dict__ or self.generation != 0 or self._pending is not None
+
+    def start_at(self, x0: Any) -> None:
+        """Build this strategy again as it was built, with ``x0`` as its starting point.
+
+        Only before the first ``ask()`` and only when no ``x0`` was given (StateError otherwise):
+        the strategy then is exactly the one its constructor makes with this ``x0`` (everything
+        derived from the start, such as a GA's parents, included).
+        """
+        construction = self.__dict__.get("_construction")
+        if construction is None or self.start_chosen:
+            raise StateError(
+                f"start_at() moves a strategy whose start is still open; this one {self._start_settled_by()}. "
+                f"Pass x0= when you build the strategy instead"
+            )
+        args, kwargs = construction
+        kwargs = {**kwargs, "x0": x0, "seed": self.seed}
+        type(self).__init__(self, *args, **kwargs)
+        self.__dict__.pop("_construction", None)
+
+    def _start_settled_by(self) -> str:
+        return ("has run a generation" if self.generation or self._pending is not None
+                else "was given x0 or a loaded state")
+
     # -- the protocol ---------------------------------------------------------------------
     @property
     def center(self) -> np.ndarray:
@@ -195,6 +235,7 @@ class Strategy(ABC):
                 "ask() called twice without tell(); evaluate the population from the last ask() "
                 "and pass its fitness to tell() first"
             )
+        self.__dict__.pop("_construction", None)  # the start is settled by the first population
         # numpy builds a new state dict on every read: no deep copy needed (it cost ~50 us a generation)
         self._rng_state_at_ask = self.rng.bit_generator.state
         population = self._ask()
@@ -308,6 +349,7 @@ class Strategy(ABC):
             else:
                 setattr(self, name, fields[name])
         self._load_state_dict(state)
+        self.__dict__.pop("_construction", None)
 
     def _check_base_state(self, state: dict[str, Any]) -> None:
         """The base keys checked as the constructor checks its arguments (ConfigError naming the key):

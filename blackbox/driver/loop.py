@@ -259,11 +259,16 @@ def optimize(
 ) -> Result:
     """Optimize ``problem`` with ``strategy`` until a stop condition fires; maximizes fitness.
 
-    ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
-    best fitness seen reaches it. ``goal`` stops once the center's fitness reaches it and holds it
-    ``goal_generations`` generations (default 1), or, with ``goal_episodes``, once the center's mean
-    over that many fresh episodes reaches it (the problem needs ``score``), as the command line's
-    ``--goal``, ``--goal-generations`` and ``--goal-episodes``. ``stop`` adds conditions such as
+    Where the run starts, whether ``strategy`` is a name or an object: the ``x0`` the strategy was
+    given, else ``problem.initial_params(numpy.random.default_rng(seed))`` (a strategy object whose
+    start is still open is moved there with ``Strategy.start_at``; a named one is built there), so
+    ``optimize("nes", p, seed=3)`` and ``optimize(make_strategy("nes", dim=p.dim, seed=3), p)`` are
+    the same run. ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target``
+    stops once the best ever fitness (of any row scored, the center's included) reaches it.
+    ``goal`` stops once the center's fitness reaches it and holds it ``goal_generations``
+    generations (default 1), or, with ``goal_episodes``, once the center's mean over that many
+    fresh episodes reaches it (the problem needs ``score``), as the command line's ``--goal``,
+    ``--goal-generations`` and ``--goal-episodes``. ``stop`` adds conditions such as
     ``GoalHeld(475, 5)``. At least
     one budget (``max_generations``, ``max_evaluations``, ``max_steps``, ``max_time``) is required;
     ``generations`` is the old name of ``max_generations`` and still works. ``run`` continues a

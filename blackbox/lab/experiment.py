@@ -3,7 +3,7 @@
 An experiment file (``blackbox compare EXPERIMENT.toml``)::
 
     name = "functions"                  # default: the file's stem
-    out = "experiments/functions"       # default: experiments/<name> (relative to where you run)
+    out = "runs/experiments/functions"  # default: runs/experiments/<name> (relative to where you run)
     seeds = 5                           # seeds 0..4, or a list such as [0, 1, 7]
     executor = "serial"                 # executor spec or table, used by every run
     jobs = 1                            # runs at a time; > 1 runs them in separate processes
@@ -265,7 +265,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
 
     report = _report(doc, data.get("report", {}), labels)
     out_dir = Path(out) if out is not None else Path(_checked(doc.where("out"), check_string, "out",
-                                                               data.get("out", f"experiments/{name}"), nonempty=True))
+                                                               data.get("out", f"runs/experiments/{name}"), nonempty=True))
     cells = []
     for problem_label, problem_component in problem_components.items():
         for label in labels:

@@ -340,19 +340,30 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
         return summary
 
 
-def describe_summary(summary: dict[str, Any]) -> str:
-    """One paragraph for people: what the run reached and where it is saved."""
+def describe_summary(summary: dict[str, Any], command_time: float | None = None) -> str:
+    """A few lines for people: what the run reached, why it stopped, its cost, where it is saved.
+
+    "best ever" is the best fitness of any row scored in the run (the center's included); the
+    progress line's "best" is the best member of one generation. The time inside generations
+    (``wall_time`` of result.json, summed over sessions of a resumed run) leaves out building the
+    problem, checkpoints, records and plots; ``command_time`` is this command's wall time.
+    """
     center = summary.get("center_fitness")
     center_text = "-" if center is None or (isinstance(center, float) and math.isnan(center)) else f"{center:.6g}"
     resumed = ""
     if summary.get("resumed_from") is not None:
-        resumed = (", already finished" if summary["resumed_from"] == summary["generations"]
-                   else f", resumed at generation {summary['resumed_from']}")
+        resumed = (" (already finished)" if summary["resumed_from"] == summary["generations"]
+                   else f" (resumed at generation {summary['resumed_from']})")
     what = summary.get("problem_label") or summary["problem"]
-    return (f"{summary['strategy']} on {what}: center fitness {center_text}, best "
-            f"{summary['best_fitness']:.6g} after {summary['generations']} generations, "
-            f"{summary['evaluations']} evaluations, {summary['steps']} steps, {summary['wall_time']:.2f} s "
-            f"({summary['stop_reason']}{resumed})\nrun saved in {summary['run_dir']}")
+    steps = f", {summary['steps']:,} environment steps" if summary.get("steps") else ""
+    times = f"time: {summary['wall_time']:.2f} s inside generations"
+    if command_time is not None:
+        times += f", {command_time:.2f} s wall time of this command"
+    return (f"{summary['strategy']} on {what} after {summary['generations']} generations: center fitness "
+            f"{center_text}, best ever {summary['best_fitness']:.6g}\n"
+            f"stopped: {summary['stop_reason']}{resumed}\n"
+            f"{summary['evaluations']:,} evaluations{steps}\n{times}\n"
+            f"run saved in {summary['run_dir']}")
 
 
 def default_out(resolved: ResolvedRun) -> Path:

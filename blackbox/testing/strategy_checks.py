@@ -219,6 +219,20 @@ def check_tell_leaves_inputs_alone(subject: Subject) -> None:
         raise fail("writing into strategy.center changed the strategy; return a copy or a read-only view")
 
 
+@check
+def check_tell_keeps_the_old_center(subject: Subject) -> None:
+    """tell() gives the center a new array: a center read before tell() keeps its values."""
+    strategy = make(subject)
+    for generation in range(3):
+        before = strategy.center
+        kept = np.array(before, dtype=np.float64, copy=True)
+        step(strategy)
+        if not same(np.asarray(before, dtype=np.float64), kept):
+            raise fail(f"tell() in generation {generation + 1} wrote the new center into the old center array "
+                       f"({describe_difference(kept, np.asarray(before))}): a center read before tell(), or a "
+                       f"population built on it, changed; assign a new array (self._center = ...) instead")
+
+
 # -- reproducibility --------------------------------------------------------------------------------
 @check
 def check_seed_determinism(subject: Subject) -> None:
@@ -348,6 +362,27 @@ def check_nan_fitness(subject: Subject) -> None:
         raise fail("NaN fitness made the next population non-finite")
     if not np.all(np.isfinite(np.asarray(strategy.sigma, dtype=np.float64))):
         raise fail(f"NaN fitness made sigma non-finite: {strategy.sigma!r}")
+
+
+@check
+def check_nan_row_never_the_center(subject: Subject) -> None:
+    """A row whose fitness is NaN never becomes the center, even the row that would have been the best."""
+    strategy = make(subject)
+    for generation in range(5):
+        previous = np.array(strategy.center, dtype=np.float64, copy=True)
+        population = strategy.ask()
+        x = population.params.copy()
+        f = fitness_of(x)
+        nan_rows = np.argsort(-f, kind="stable")[: max(1, len(f) // 4)]  # the best quarter
+        f[nan_rows] = np.nan
+        strategy.tell(f)
+        center = np.asarray(strategy.center, dtype=np.float64)
+        if same(center, previous):
+            continue
+        for row in nan_rows:
+            if same(center, x[row]):
+                raise fail(f"after generation {generation + 1} the center is row {int(row)}, whose fitness was NaN; "
+                           f"NaN ranks worst (np.argmax and max() pick NaN: use np.nan_to_num(f, nan=-np.inf) first)")
 
 
 @check

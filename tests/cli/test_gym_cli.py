@@ -76,6 +76,28 @@ def test_play_records_a_gif_from_a_checkpoint_file(tmp_path, capsys):
         assert image.size == (600, 400) and image.n_frames >= 2
 
 
+def test_play_renders_only_the_frames_kept_into_the_run_directory(tmp_path, capsys, monkeypatch):
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+    from PIL import Image
+
+    out = tmp_path / "cp"
+    assert main(["run", "--problem", "gym:CartPole-v1,max_episode_steps=60", "--set", "popsize=4",
+                 "--generations", "1", "--out", str(out), "--quiet"]) == 0
+    rendered = []
+    render = CartPoleEnv.render
+    monkeypatch.setattr(CartPoleEnv, "render", lambda env: rendered.append(1) or render(env))
+    capsys.readouterr()
+    assert main(["play", str(out), "--episodes", "1", "--gif", "--every", "4"]) == 0
+    printed = capsys.readouterr()
+    gif = out / "play-seed0.gif"  # no path given: into the run directory, not where the command ran
+    steps = int(re.search(r"recorded episode 0 \(return \S+, (\d+) steps\) to (\S+)", printed.out).group(1))
+    assert f"recorded episode 0 (return {steps:g}, {steps} steps) to {gif}" in printed.out
+    assert printed.err.startswith("playing 1 episode of CartPole-v1 ...\n")
+    assert len(rendered) == 1 + steps // 4  # the reset frame, then one every 4 steps: nothing rendered in vain
+    with Image.open(gif) as image:
+        assert image.n_frames == len(rendered)
+
+
 def test_play_errors(tmp_path, capsys):
     assert main(["play", str(tmp_path)]) == 2
     assert "is not a run directory of `blackbox run` (no config.toml)" in capsys.readouterr().err
@@ -103,7 +125,7 @@ def readme_main_job() -> str:
 
 def test_readme_main_job_trains_and_solves_cartpole(tmp_path):
     command = shlex.split(readme_main_job())
-    assert command[0] == ".venv/bin/blackbox" and command[1] == "run"
+    assert command[0] == "blackbox" and command[1] == "run"  # in the environment the line activates
     assert "--problem" in command and "gym:CartPole-v1" in command
     out = command.index("--out")
     command[out + 1] = str(tmp_path / "cartpole")

@@ -101,7 +101,7 @@ def test_futures_process_pools_match_serial(reference):
 
 
 def test_futures_with_a_dask_client(reference):
-    distributed = import_or_skip("test", "distributed")
+    distributed = import_or_skip("dask", "distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         executor = bb.FuturesExecutor(client.get_executor(), workers=2)

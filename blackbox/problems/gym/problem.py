@@ -302,8 +302,8 @@ class GymProblem(Problem):
         return self.rollouts(np.repeat(params, episodes, axis=0), seeds.reshape(-1, 1)).returns[:, 0]
 
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
-             frames: list | None = None) -> tuple[float, int]:
-        """One episode in a fresh environment (rendered into ``frames`` when given)."""
+             frames: list | None = None, every: int = 1) -> tuple[float, int]:
+        """One episode in a fresh environment (every ``every``-th frame rendered into ``frames`` when given)."""
         params = self._check_params(np.asarray(params, dtype=np.float64).reshape(1, -1))
         env = self.make_env(render_mode)
         try:
@@ -314,7 +314,7 @@ class GymProblem(Problem):
             batch.load(0, params[0])
             return rollout_episode(env, flatten_observation(self.observation_space), batch, self.adapter,
                                    seed, self.step_limit, normalizer, self.config.policy.action_noise,
-                                   frames=frames, where=self.where)
+                                   frames=frames, where=self.where, every=every)
         finally:
             env.close()
 
