@@ -12,7 +12,7 @@
   loop (:mod:`blackbox.executors.pool`) learns of each completion by a callback, without scanning
   what is in flight.
 - The noise table is built once per node: it is a memory-mapped cache file made from its seed on
-  first use (``blackbox/noise.py``), shared by every actor there. Regenerating it from the seed on
+  first use (``blackbox/core/noise.py``), shared by every actor there. Regenerating it from the seed on
   each node costs about a second once and no network traffic, where the object store would ship
   256 MB to every node; the file also outlives the run, so later runs map it at once.
 
@@ -82,7 +82,7 @@ def _bind_to_localhost() -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None:
-        constants.ENABLE_RAY_CLUSTER = False
+        constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]  # ray's private flag, not declared
 
 
 class RayExecutor(PoolExecutor):
