@@ -79,12 +79,18 @@ def watch_parent(parent: int | None = None) -> None:
 
 
 def private_memory(pid: int | str = "self") -> int | None:
-    """Bytes of ``pid``'s own memory: resident anonymous pages plus swap (``RssAnon + VmSwap`` of
-    ``/proc/PID/status``); None where ``/proc`` does not say (not Linux)."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as handle:
-            fields = dict(line.split(":", 1) for line in handle if ":" in line)
-        return sum(int(fields[key].split()[0]) * 1024 for key in ("RssAnon", "VmSwap") if key in fields) \
-            if "RssAnon" in fields else None
-    except (OSError, ValueError):
-        return None
+    """Bytes of ``pid``'s own memory: anonymous resident pages plus swap (``Anonymous + Swap`` of
+    ``/proc/PID/smaps_rollup``, exact; else ``RssAnon + VmSwap`` of ``/proc/PID/status``, which the
+    kernel updates lazily); None where ``/proc`` does not say (not Linux)."""
+    for name, keys in (("smaps_rollup", ("Anonymous", "Swap")), ("status", ("RssAnon", "VmSwap"))):
+        try:
+            with open(f"/proc/{pid}/{name}", encoding="ascii") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line and not line[0].isdigit())
+        except (OSError, ValueError):
+            continue
+        if keys[0] in fields:
+            try:
+                return sum(int(fields[key].split()[0]) * 1024 for key in keys if key in fields)
+            except ValueError:
+                continue
+    return None

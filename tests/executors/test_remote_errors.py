@@ -4,6 +4,7 @@ the worker's traceback text, for exceptions whose class cannot be pickled the de
 
 from __future__ import annotations
 
+import io
 import pickle
 import re
 import threading
@@ -34,9 +35,15 @@ def marked(rows: int = 6, mark: int = 4) -> bb.Population:
 
 
 def test_an_error_with_constructor_arguments_does_not_pickle_the_default_way():
-    """Why the fix is needed: the default pickling calls EnvError(message) and fails."""
+    """Why the fix is needed: the default pickling calls EnvError(message) and fails. (A pickler
+    with its own empty dispatch table: a library such as tblib, which Dask imports, registers
+    reducers for every exception class in copyreg's table, process-wide.)"""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer)
+    pickler.dispatch_table = {}
+    pickler.dump(EnvError(7, "x"))
     with pytest.raises(TypeError, match="missing 1 required positional argument"):
-        pickle.loads(pickle.dumps(EnvError(7, "x")))
+        pickle.loads(buffer.getvalue())
 
 
 @pytest.mark.parametrize("name", list(EXECUTORS))

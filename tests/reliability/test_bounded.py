@@ -214,7 +214,9 @@ def test_private_memory_leaves_out_a_mapped_file():
         mapped = mmap.mmap(handle.fileno(), 64 << 20, access=mmap.ACCESS_READ)
         checksum = sum(mapped[i] for i in range(0, 64 << 20, 4096))  # read every page: resident now
         during = private_memory()
-        kept = bytearray(32 << 20)
+        kept = mmap.mmap(-1, 32 << 20, flags=mmap.MAP_PRIVATE)  # fresh anonymous pages (a bytearray may reuse freed heap)
+        for i in range(0, 32 << 20, 4096):
+            kept[i] = 1  # written: resident and private now
         after = private_memory()
         mapped.close()
     assert checksum >= 0 and len(kept) == 32 << 20

@@ -169,20 +169,21 @@ def _set(*keys, value):
 
 
 STATES = {
-    "negative-generation": (_set("strategy", "generation", value=-3), "state_dict generation must be >= 0, got -3"),
-    "negative-strategy-seed": (_set("strategy", "seed", value=-1), "state_dict seed must be >= 0, got -1"),
-    "negative-run-seed": (_set("run", "seed", value=-1), "run state seed must be >= 0, got -1"),
-    "negative-steps": (_set("run", "steps", value=-5), "run state steps must be >= 0, got -5"),
-    "huge-counter": (_set("run", "evaluations", value=10**50), "run state evaluations must be <= 9223372036854775807"),
+    "negative-generation": (_set("strategy", "generation", value=-3), "is corrupt: ValueError: state.json names generation 4 but holds the strategy of generation -3"),
+    "negative-strategy-seed": (_set("strategy", "seed", value=-1), "state_dict/seed must be >= 0, got -1"),
+    "negative-run-seed": (_set("run", "seed", value=-1), "run state/seed must be >= 0, got -1"),
+    "negative-steps": (_set("run", "steps", value=-5), "run state/steps must be >= 0, got -5"),
+    "huge-counter": (_set("run", "evaluations", value=10**50), "run state/evaluations must be <= 9223372036854775807"),
     "5000-digit-integer": (_set("run", "evaluations", value=10**5000),
                            "state.json is truncated or corrupt \\(Exceeds the limit \\(4300 digits\\)"),
-    "stop-not-a-list": (_set("run", "stop", value=5), "run state stop must be a list of tables"),
-    "stop-of-numbers": (_set("run", "stop", value=[5]), "run state stop must be a list of tables"),
+    "stop-not-a-list": (_set("run", "stop", value=5), "run state/stop must be a list of tables"),
+    "stop-of-numbers": (_set("run", "stop", value=[5]), "run state/stop must be a list of tables"),
     "stop-state-not-a-table": (_set("run", "stop", value=[{"type": "Generations", "state": 3}]),
-                               "run state stop must be a list of tables"),
-    "rng-text": (_set("strategy", "rng", value="x"), "state_dict rng is not a state of numpy's PCG64 generator"),
+                               "run state/stop must be a list of tables"),
+    "rng-text": (_set("strategy", "rng", value="x"),
+                 "state_dict/rng does not fit this run's generator: it must be the state of a PCG64 generator, got 'x'"),
     "rng-negative": (_set("strategy", "rng", "state", "state", value=-1),
-                     "state_dict rng is not a state of numpy's PCG64 generator.*OverflowError"),
+                     "state_dict/rng/state/state must be >= 0, got -1"),
 }
 
 
@@ -216,15 +217,22 @@ def test_optimize_with_bad_arguments_raises_a_config_error(options, message):
     refused(lambda: bb.optimize("openai-es", "quadratic:dim=3", max_generations=1, **options), message, bb.ConfigError)
 
 
-@pytest.mark.parametrize("rng", ["x", 5, {"bit_generator": "PCG64", "state": "x"}, {"bit_generator": "MT19937", "state": {}},
-                                 {"bit_generator": "PCG64", "state": {"state": "a", "inc": 1}, "has_uint32": 0, "uinteger": 0}])
-def test_load_state_dict_with_a_wrong_typed_rng_state_raises_a_config_error(rng):
+@pytest.mark.parametrize("rng, message", [
+    ("x", "state_dict/rng does not fit this run's generator: it must be the state of a PCG64 generator, got 'x'"),
+    (5, "state_dict/rng does not fit this run's generator: it must be the state of a PCG64 generator, got 5"),
+    ({"bit_generator": "PCG64", "state": "x"},
+     "state_dict/rng must be a table with the keys \\['bit_generator', 'has_uint32', 'state', 'uinteger'\\]"),
+    ({"bit_generator": "MT19937", "state": {}},
+     "state_dict/rng does not fit this run's generator: it must be the state of a PCG64 generator, got 'MT19937'"),
+    ({"bit_generator": "PCG64", "state": {"state": "a", "inc": 1}, "has_uint32": 0, "uinteger": 0},
+     "state_dict/rng/state/state must be an integer, got 'a'"),
+])
+def test_load_state_dict_with_a_wrong_typed_rng_state_raises_a_config_error(rng, message):
     strategy = bb.make_strategy("openai-es", dim=3, popsize=4, seed=0)
     state = strategy.state_dict()
     state["rng"] = rng
     before = strategy.rng.bit_generator.state
-    refused(lambda: strategy.load_state_dict(state), "state_dict rng is not a state of numpy's PCG64 generator",
-            bb.ConfigError)
+    refused(lambda: strategy.load_state_dict(state), message, bb.ConfigError)
     assert strategy.rng.bit_generator.state == before  # nothing was changed
 
 
