@@ -103,9 +103,17 @@ def main() -> int:
                             "driver_anon_growth_pct", "children", "worker_rss_growth_pct", "worker_anon_growth_pct"]))
     print("\n## Listening sockets\n")
     print(table(services, ["services_checked", "non_loopback"]))
-    totals = {key: sum(v.get(key, 0) for v in rows.values()) for key in ("faults", "runs", "identical", "inputs")}
+    totals = {key: sum(v.get(key, 0) for v in rows.values())
+              for key in ("faults", "runs", "identical", "inputs", "refused", "uncaught", "orphans")}
     print(f"\nTotals: {totals['faults']} faults injected, {totals['runs']} runs survived "
-          f"({totals['identical']} compared bit for bit with a clean run), {totals['inputs']} bad or crafted inputs.")
+          f"({totals['identical']} compared bit for bit with a clean run), {totals['orphans']} processes orphaned; "
+          f"{totals['inputs']} bad or crafted inputs, {totals['refused']} refused with a BlackboxError, "
+          f"{totals['uncaught']} uncaught.")
+    attacks = {k: v for k, v in rows.items() if k.startswith("crash attacks")}
+    if attacks:
+        tried = sum(v.get("inputs", 0) for v in attacks.values())
+        clean = sum(v.get("refused", 0) for v in attacks.values())
+        print(f"Crash attacks (issue 16): {tried} tried, {clean} ended as one BlackboxError line or exception.")
     return 0
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import numbers
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +19,8 @@ MAX_POPSIZE = 2**24
 __all__ = [
     "check_int", "check_float", "check_number", "check_nonnegative", "check_bool", "check_string",
     "check_int_between", "check_nonnegative_int", "check_choice", "check_vector", "check_seed",
-    "check_dim_x0", "check_stdev", "check_state_layout",
+    "check_dim_x0", "check_stdev", "check_state_layout", "real_array", "step_counts", "MAX_STEPS_PER_ROW",
+    "missing_modules", "require_modules",
 ]
 
 
@@ -204,3 +208,89 @@ def check_state_layout(template, state, path: str = "state_dict", skip: tuple[st
     elif isinstance(template, (int, float, np.number)) and not isinstance(template, (bool, np.bool_)):
         if isinstance(state, (bool, np.bool_)) or not isinstance(state, (int, float, np.number)):
             raise ConfigError(f"{path} must be a number, got {state!r}")
+
+
+#: The most environment steps one evaluation of one row may report (4.3 billion): a larger count is
+#: a bug in the problem, and 2^24 rows of it would overflow the run's int64 step counter.
+MAX_STEPS_PER_ROW = 2**32
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def real_array(value: Any) -> np.ndarray:
+    """``value`` as a float64 array of real numbers, for ``tell()`` and for what a problem returns.
+
+    Booleans count as 0 and 1, Python integers too large for int64 as floats, masked entries of a
+    masked array as NaN; NaN and infinities pass. Anything else raises TypeError with the reason:
+    complex numbers, text, dates, None and other objects are refused rather than converted (numpy
+    would drop an imaginary part, parse ``"1.5"`` or turn None into NaN), and so is any object whose
+    conversion fails (a torch tensor that requires grad, a ragged list). The one conversion both
+    paths use, so that what ``tell()`` refuses is refused when a problem returns it too.
+    """
+    mask = np.ma.getmaskarray(value) if isinstance(value, np.ma.MaskedArray) else None
+    try:
+        raw = np.asarray(np.ma.getdata(value) if mask is not None else value)
+        if raw.dtype.kind == "O":
+            others = [v for v in raw.ravel() if not isinstance(v, numbers.Real)][:1]
+            if others:
+                other = others[0]
+                raise TypeError(f"{type(other).__name__} {_short(other)} is not a real number")
+            raw = raw.astype(np.float64)  # Python ints too large for int64, mixed numbers
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(f"values of type {raw.dtype}")
+        out = raw.astype(np.float64, copy=mask is not None)  # a float64 array comes back as it is
+    except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises, it is refused
+        raise TypeError(str(exc) or type(exc).__name__) from None
+    if mask is not None and mask.shape == out.shape:
+        out[mask] = np.nan
+    return out
+
+
+def step_counts(value: Any) -> np.ndarray:
+    """Environment steps as an int64 array of whole numbers in ``[0, MAX_STEPS_PER_ROW]``; TypeError or
+    ValueError with the reason otherwise (None, NaN, negative, fractional or huge counts would make
+    ``max_steps`` meaningless)."""
+    if value is None:
+        raise TypeError("None; return one step count per row (zeros for a problem without steps)")
+    try:
+        raw = np.asarray(value)
+    except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises, it is refused
+        raise TypeError(str(exc) or type(exc).__name__) from None
+    if raw.dtype.kind in "iu":
+        bad = (raw < 0) | (raw > MAX_STEPS_PER_ROW)
+        if np.any(bad):
+            raise ValueError(f"{raw[bad].flat[0]} steps; counts must be whole numbers from 0 to {MAX_STEPS_PER_ROW}")
+        return raw.astype(np.int64)
+    counts = real_array(raw)
+    bad = ~np.isfinite(counts) | (counts < 0) | (counts > MAX_STEPS_PER_ROW) | (counts != np.floor(counts))
+    if np.any(bad):
+        raise ValueError(f"{float(counts[bad].flat[0])!r} steps; counts must be whole numbers from 0 to {MAX_STEPS_PER_ROW}")
+    return counts.astype(np.int64)
+
+
+def missing_modules(needs: dict[str, str]) -> dict[str, str]:
+    """The modules of ``needs`` (module -> the extra that installs it) that cannot be imported here,
+    found without importing them."""
+    gone = {}
+    for module, extra in needs.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a module set to None
+            found = False
+        if not found:
+            gone[module] = extra
+    return gone
+
+
+def require_modules(needs: dict[str, str], who: str) -> None:
+    """A ConfigError naming the extra to install when a module of ``needs`` (module -> extra) is
+    missing, before anything tries to import it (a ModuleNotFoundError from deep inside otherwise)."""
+    gone = missing_modules(needs)
+    if gone:
+        modules = ", ".join(gone)
+        extras = ",".join(dict.fromkeys(gone.values()))
+        raise ConfigError(f"{who} needs {modules}, which {'is' if len(gone) == 1 else 'are'} not installed: "
+                          f"pip install 'blackbox-es[{extras}]'")

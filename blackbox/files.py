@@ -16,6 +16,7 @@ import io
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -28,7 +29,8 @@ from .errors import BlackboxError, CheckpointError, StorageError
 
 __all__ = [
     "umask", "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz",
-    "load_npz", "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain",
+    "load_npz", "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain", "read_regular_file",
+    "MAX_TEXT_BYTES", "ensure_folder",
 ]
 
 
@@ -272,3 +274,41 @@ def write_json(path: str | Path, data: Any) -> Path:
     """Write ``data`` as indented JSON atomically."""
     text = json.dumps(to_plain(data), indent=2, allow_nan=True)
     return atomic_write(path, lambda handle: handle.write(text + "\n"), binary=False)
+
+
+# -- reading files a user hands over --------------------------------------------------------------
+#: The largest text file (a config, an experiment, a result) read whole: real ones are kilobytes.
+MAX_TEXT_BYTES = 16 * 2**20
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_regular_file(path: str | Path, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of ``path``, refused before anything is read unless it is a regular file of at most
+    ``max_bytes``: ``/dev/zero`` would be read until memory runs out, a FIFO would block for ever.
+    Raises OSError (FileNotFoundError for a missing file) with a message that says which."""
+    path = Path(path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise OSError(f"{path} is {kind}, not a regular file")
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > max_bytes:
+            raise OSError(f"{path} is larger than {max_bytes:,} bytes; that is not a file blackbox reads")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew while being read, or its size was not known (/proc)
+        raise OSError(f"{path} is larger than {max_bytes:,} bytes; that is not a file blackbox reads")
+    return data
+
+
+def ensure_folder(path: str | Path, what: str = "output folder") -> Path:
+    """``mkdir -p path``; a StorageError naming it (and ``what`` it is for) when the file system
+    refuses: a path under a regular file, a read-only or missing mount, missing permissions."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"could not create the {what} {path}: {describe_os_error(exc)}; choose another "
+                           f"place") from None
+    return path

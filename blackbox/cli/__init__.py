@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from ..errors import BlackboxError
+from .failure import debug_wanted, exit_status
 
 __all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
@@ -29,10 +29,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"blackbox {__version__}")
+    debug = "print the traceback of an error (also: BLACKBOX_DEBUG=1)"
+    parser.add_argument("--debug", action="store_true", help=debug)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"{__name__}.{name.replace('-', '_')}").add_parser(sub)
+    for command in sub.choices.values():  # after the command too; SUPPRESS keeps a --debug given before it
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug)
     return parser
 
 
@@ -50,12 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.started = started  # commands that report their wall time measure it from here
     try:
         return int(args.func(args) or 0)
-    except BlackboxError as exc:
-        print(f"blackbox {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"blackbox {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except BaseException as exc:  # noqa: BLE001 - every failure ends as one line (see cli/failure.py)
+        return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,9 @@
 """``blackbox check NAME[:options]``: run the conformance kit on an installed plugin, no pytest needed.
 
 Prints one row per check (passed, failed with the reason, or an expected failure) and exits with 1
-when a check failed, so it can gate a plugin's CI as well as answer "does my plugin conform?".
+when a check failed, so it can gate a plugin's CI as well as answer "does my plugin conform?". The
+plugin is imported in a child process first (:mod:`blackbox.registry.isolated`): one that hangs or
+ends the process at import is an error line, not a hung or vanished command.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import ConfigError
+from ..errors import ConfigError, PluginError
+from ..registry.isolated import probe
+from ..registry.plugins import registry_for
+from ..registry.spec import parse_spec
 
 _STYLE = {"passed": "green", "failed": "red", "xfail": "yellow", "xpass": "red"}
 
@@ -38,10 +43,23 @@ def _expected(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+def _import_isolated(target: str, kind: str) -> None:
+    """Import the plugin ``target`` names in a child process first: one that hangs or ends the
+    process at import is a PluginError here instead of taking the command down."""
+    entry = registry_for(kind).entry(parse_spec(target).name)
+    if entry._loaded is not None or entry._error is not None:
+        return  # already imported here (or already failed): nothing more to fear from its import
+    status = probe([(kind, entry.name)], "blackbox.registry.isolated:import_only")[0]["status"]
+    if status.startswith("error: importing it"):
+        raise PluginError(f"{kind} {entry.name!r} from distribution {entry.source} ({entry.value}) cannot be "
+                          f"checked: {status[len('error: '):]}")
+
+
 def run(args) -> int:
     from ..testing import Subject, run_checks
 
     kind = Subject(args.target, kind=args.kind).kind
+    _import_isolated(args.target, kind)
     extra = {"dim": args.dim} if kind == "strategy" else {}
     subject = Subject(args.target, kind=kind, expected_failures=_expected(args.expect_failure), **extra)
     report = run_checks(subject, raise_on_failure=False, only=args.only)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..config.run import parse_set
 from ..errors import ConfigError
-from ..files import to_plain, write_json
+from ..files import ensure_folder, to_plain, write_json
 from ..registry.plugins import make_problem
 
 __all__ = ["add_parser", "run"]
@@ -84,8 +84,7 @@ def _out_dir(out: Path | None, problem: str, overwrite: bool) -> Path:
     if foreign:  # --overwrite replaces an earlier contrast's outputs, never someone else's files
         raise ConfigError(f"{out} holds {', '.join(foreign)}, which blackbox contrast did not write; move "
                           f"{'it' if len(foreign) == 1 else 'them'} away or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+    return ensure_folder(out, "output folder")
 
 
 def run(args) -> int:

@@ -1,7 +1,9 @@
 """``blackbox list [strategies|problems|executors] [--json]``: what is installed, and from where.
 
-Every plugin is imported to check it, so a broken one shows as such (with its distribution and the
-cause) while the others are listed as usual. A name claimed by two distributions is listed once per
+Every plugin is imported to check it, in a child process (:mod:`blackbox.registry.isolated`), so a
+broken one shows as such (with its distribution and the cause) while the others are listed as
+usual, and one that hangs or ends the process at import is listed as such instead of taking the
+command down. A problem whose optional extra is missing is listed with the extra to install. A name claimed by two distributions is listed once per
 claim, each marked as a conflict. The command itself never fails because of a plugin. Each row
 lists the plugin's options (name, default, type, description) in ``--json``; ``--options`` shows
 them in the table too.
@@ -18,8 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .._validate import missing_modules
 from ..errors import PluginError
 from ..files import to_plain
+from ..registry.isolated import probe
 from ..registry.options import options_of
 from ..registry.plugins import broken_distributions, registry_for
 from ..registry.spec import format_spec
@@ -51,29 +55,55 @@ def _options(factory: Any) -> list[dict]:
              "type": o.describe_type(), "description": o.doc} for o in options_of(factory).options.values()]
 
 
-def _rows(kind: str) -> list[dict]:
+def describe_entry(kind: str, name: str) -> dict[str, Any]:
+    """Status, description and options of one plugin (importing it); what each row of the table shows.
+
+    A plugin that imports but needs a module that is not installed (``Problem.needs``) is listed as
+    unusable, naming the extra to install."""
     registry = registry_for(kind)
+    entry = registry.entry(name)
+    try:
+        factory = registry.load(name)
+        options = _options(factory)
+    except PluginError as exc:
+        return {"status": f"error: {exc}", "description": "", "options": []}
+    gone = missing_modules(getattr(factory, "needs", None) or {}) if isinstance(getattr(factory, "needs", None),
+                                                                               dict) else {}
+    if gone:
+        extras = ",".join(dict.fromkeys(gone.values()))
+        status = (f"error: needs {', '.join(gone)}, which {'is' if len(gone) == 1 else 'are'} not installed: "
+                  f"pip install 'blackbox-es[{extras}]'")
+        return {"status": status, "description": "", "options": options}
+    return {"status": "ok", "description": entry.description, "options": options}
+
+
+def _rows(kinds: list[str]) -> list[dict]:
+    registries = [registry_for(kind) for kind in kinds]
+    entries = [(registry, entry) for registry in registries for entry in registry.entries()]
+    # Plugins not imported yet are imported in a child process (one that hangs or exits cannot take
+    # the command down); those already here (registered at run time, or used) are described here.
+    isolated = [(registry.kind, entry.name) for registry, entry in entries if entry._loaded is None]
+    described = dict(zip(isolated, probe(isolated, "blackbox.cli.list:describe_entry")))
     rows = []
-    for entry in registry.entries():
-        status, options = "ok", []
-        try:
-            options = _options(registry.load(entry.name))
-        except PluginError as exc:
-            status = f"error: {exc}"
+    for registry, entry in entries:
+        key = (registry.kind, entry.name)
+        row = described[key] if key in described else describe_entry(*key)
         rows.append({
             "name": entry.name, "kind": registry.kind, "distribution": entry.distribution,
-            "version": entry.version, "description": entry.description if status == "ok" else "",
-            "object": entry.value, "status": status, "options": options,
+            "version": entry.version, "description": row.get("description", "") if row["status"] == "ok" else "",
+            "object": entry.value, "status": row["status"], "options": row.get("options", []),
         })
-    for name, claims in registry.conflicts().items():
-        for claim in claims:
-            others = ", ".join(c.source for c in claims if c is not claim)
-            rows.append({
-                "name": name, "kind": registry.kind, "distribution": claim.distribution,
-                "version": claim.version, "description": "", "object": claim.value,
-                "status": f"error: name {name!r} is also claimed by {others}", "options": [],
-            })
-    return sorted(rows, key=lambda row: (row["name"], row["distribution"]))
+    for registry in registries:
+        for name, claims in registry.conflicts().items():
+            for claim in claims:
+                others = ", ".join(c.source for c in claims if c is not claim)
+                rows.append({
+                    "name": name, "kind": registry.kind, "distribution": claim.distribution,
+                    "version": claim.version, "description": "", "object": claim.value,
+                    "status": f"error: name {name!r} is also claimed by {others}", "options": [],
+                })
+    order = {kind: i for i, kind in enumerate(registry.kind for registry in registries)}
+    return sorted(rows, key=lambda row: (order[row["kind"]], row["name"], row["distribution"]))
 
 
 def _broken_rows() -> list[dict]:
@@ -86,7 +116,7 @@ def _broken_rows() -> list[dict]:
 
 def run(args) -> int:
     kinds = [args.kind] if args.kind else list(KINDS)
-    rows = [row for kind in kinds for row in _rows(kind)] + _broken_rows()
+    rows = _rows(kinds) + _broken_rows()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

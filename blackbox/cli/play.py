@@ -32,7 +32,7 @@ from rich.text import Text
 from ..config.toml import load_toml
 from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
-from ..files import load_npz, to_plain
+from ..files import ensure_folder, load_npz, to_plain
 
 __all__ = ["add_parser", "play", "load_run_config", "load_policy", "load_policy_file", "find_run_dir"]
 
@@ -94,9 +94,10 @@ def find_run_dir(path: Path) -> Path:
 
 
 def load_run_config(run_dir: Path) -> dict[str, Any]:
-    """The run's config.toml as plain data, read by the config package's TOML reader."""
+    """The run's config.toml as plain data, read by the config package's TOML reader (a FIFO, a
+    device or a file over the size limit is refused before it is read)."""
     path = Path(run_dir) / "config.toml"
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?")
     return load_toml(path).data
 
@@ -151,7 +152,7 @@ def write_recording(path: Path, frames: list, fps: float) -> None:
     """``frames`` (RGB arrays) as a GIF (Pillow) or a video through imageio (imageio-ffmpeg)."""
     if not frames:
         raise ConfigError("nothing to record: the environment rendered no frames")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path.parent, "folder of the recording")
     if path.suffix.lower() == ".gif":
         write_gif(path, frames, fps)
         return

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..files import read_regular_file
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigDoc", "key_lines", "load_toml"]
+__all__ = ["ConfigDoc", "key_lines", "load_toml", "parse_toml"]
 
 _BARE_OR_QUOTED = r'(?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\')'
 _KEY_PATH = rf"{_BARE_OR_QUOTED}(?:\s*\.\s*{_BARE_OR_QUOTED})*"
@@ -86,13 +87,20 @@ def load_toml(path: str | Path) -> ConfigDoc:
     """Parse a TOML file; a syntax error or a missing file is a ConfigError naming the file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    return ConfigDoc(path, parse_toml(text, str(path)), key_lines(text))
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; any failure, deep nesting and huge integers included, is a
+    ConfigError naming the file ``name``."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return ConfigDoc(path, data, key_lines(text))
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{name}: not valid TOML: its tables or arrays are nested too deeply") from None
+    except ValueError as exc:  # TOMLDecodeError, and an integer of more digits than Python converts
+        raise ConfigError(f"{name}: not valid TOML: {exc}") from None

@@ -8,6 +8,8 @@ An executor owns its workers for the length of a run: ``start(problem)`` ships t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -16,7 +18,7 @@ from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
 from .problem import EvalResult, Problem, check_eval_result
 
-__all__ = ["Executor", "evaluate_rows", "default_batch_size"]
+__all__ = ["Executor", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
 
 # Rows are materialized in batches of at most this many float64 values (128 MB).
 _MAX_BATCH_VALUES = 2**24
@@ -27,16 +29,50 @@ def default_batch_size(dim: int) -> int:
     return max(1, _MAX_BATCH_VALUES // max(int(dim), 1))
 
 
+class RowTimeout(BaseException):
+    """Raised inside ``problem.evaluate`` by a deadline (the serial executor's ``timeout``).
+
+    A BaseException, like KeyboardInterrupt, so that a problem's own ``except Exception`` does not
+    swallow it."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"did not finish within the timeout of {seconds:g} s")
+        self.seconds = seconds
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` for an error line, even when its ``__str__`` raises; an exit says
+    what was called (``sys.exit(0)`` reads as ``SystemExit: 0`` otherwise)."""
+    name = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        return f"{name}: the problem called sys.exit({exc.code!r})"
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the error
+        message = "<its message could not be read>"
+    return f"{name}: {message}" if message else name
+
+
+def _no_guard() -> AbstractContextManager[None]:
+    return nullcontext()
+
+
 def evaluate_rows(
     problem: Problem, population: Population, seeds: np.ndarray, *, batch_size: int | None = None,
-    index: np.ndarray | None = None,
+    index: np.ndarray | None = None, guard: Callable[[], AbstractContextManager[Any]] = _no_guard,
 ) -> EvalResult:
     """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time.
 
     ``index`` holds each row's number in the whole generation (default 0, 1, ...), so that an
     error can name the row when a worker evaluates only some rows. When a batch raises, its rows
     are evaluated one by one to find the row that fails; the EvaluationError names that row and
-    its seed and chains the cause.
+    its seed and chains the cause. Anything a problem raises counts, exits included
+    (``sys.exit(0)`` inside ``evaluate`` is an evaluation error, never the end of the program),
+    except Ctrl-C. What the problem returns is checked by :func:`check_eval_result`.
+
+    ``guard`` wraps each call of ``problem.evaluate`` (the serial executor's deadline): when it
+    raises :class:`RowTimeout` for a batch of several rows, they are evaluated again one per call to
+    find the rows that hang; a single row that times out is an EvaluationError naming it.
     """
     m = len(population)
     batch = batch_size or default_batch_size(population.dim)
@@ -45,27 +81,71 @@ def evaluate_rows(
         rows = np.arange(start, min(start + batch, m))
         params = population.rows(rows)
         try:
-            result = problem.evaluate(params, seeds[rows])
-        except BlackboxError:
+            with guard():
+                result = problem.evaluate(params, seeds[rows])
+        except (KeyboardInterrupt, BlackboxError):
             raise
-        except Exception as exc:  # noqa: BLE001 - any failure of user code is reported
-            at, seed, cause = _locate_failure(problem, params, seeds[rows], exc)
-            row = start + at if index is None else int(index[start + at])
-            raise EvaluationError(
-                f"evaluation of row {row} (seed {seed}) failed: {type(cause).__name__}: {cause}",
-                row=row, seed=seed,
-            ) from cause
-        parts.append(check_eval_result(result, len(rows)))
+        except RowTimeout as exc:
+            if len(rows) == 1:
+                raise _failed(start, index, int(seeds[start]), exc) from None
+            parts.extend(_evaluate_singles(problem, params, seeds[rows], start, index, guard))
+            continue
+        except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported, exits too
+            at, seed, cause = _locate_failure(problem, params, seeds[rows], exc, guard)
+            raise _failed(start + at, index, seed, cause) from (None if isinstance(cause, RowTimeout) else cause)
+        parts.append(_checked(result, rows, index))
     return EvalResult.concatenate(parts)
 
 
-def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc: Exception):
+def _row_number(at: int, index: np.ndarray | None) -> int:
+    return at if index is None else int(index[at])
+
+
+def _failed(at: int, index: np.ndarray | None, seed: int, cause: BaseException) -> EvaluationError:
+    row = _row_number(at, index)
+    if isinstance(cause, RowTimeout):
+        return EvaluationError(f"evaluation of row {row} (seed {seed}) {cause}; it was interrupted", row=row, seed=seed)
+    return EvaluationError(f"evaluation of row {row} (seed {seed}) failed: {describe_exception(cause)}",
+                           row=row, seed=seed)
+
+
+def _checked(result: Any, rows: np.ndarray, index: np.ndarray | None) -> EvalResult:
+    """:func:`check_eval_result` for ``rows``, its error naming them."""
+    try:
+        return check_eval_result(result, len(rows))
+    except EvaluationError as exc:
+        first, last = _row_number(int(rows[0]), index), _row_number(int(rows[-1]), index)
+        where = f"row {first}" if len(rows) == 1 else f"rows {first}..{last}"
+        raise EvaluationError(f"{exc} (evaluating {where})", row=first) from None
+
+
+def _evaluate_singles(problem: Problem, params: np.ndarray, seeds: np.ndarray, start: int,
+                      index: np.ndarray | None, guard: Callable[[], AbstractContextManager[Any]]) -> list[EvalResult]:
+    """Rows of a batch that timed out, one per call: the results, or the error of the first that fails."""
+    parts = []
+    for i in range(len(params)):
+        try:
+            with guard():
+                result = problem.evaluate(params[i : i + 1], seeds[i : i + 1])
+        except (KeyboardInterrupt, BlackboxError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - as in evaluate_rows
+            raise _failed(start + i, index, int(seeds[i]), exc) from (None if isinstance(exc, RowTimeout) else exc)
+        parts.append(_checked(result, np.array([start + i]), index))
+    return parts
+
+
+def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc: BaseException,
+                    guard: Callable[[], AbstractContextManager[Any]] = _no_guard):
     """Re-run rows one at a time; return (row, seed, exception) of the first that raises."""
     if len(params) > 1:
         for i in range(len(params)):
             try:
-                problem.evaluate(params[i : i + 1], seeds[i : i + 1])
-            except Exception as single:  # noqa: BLE001
+                with guard():
+                    problem.evaluate(params[i : i + 1], seeds[i : i + 1])
+            except KeyboardInterrupt:
+                raise
+            except BaseException as single:  # noqa: BLE001
                 return i, int(seeds[i]), single
     return 0, int(seeds[0]), exc
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._validate import real_array, step_counts
 from ..errors import EvaluationError
 
 __all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
@@ -50,6 +51,12 @@ class EvalResult:
         if not parts:
             return EvalResult(np.zeros(0), np.zeros(0, dtype=np.int64))
         keys = parts[0].info.keys()
+        for part in parts[1:]:
+            if part.info.keys() != keys:
+                raise EvaluationError(
+                    f"problem.evaluate returned info with keys {sorted(map(str, keys))} for some rows and "
+                    f"{sorted(map(str, part.info.keys()))} for others; return the same keys for every row"
+                )
         return EvalResult(
             fitness=np.concatenate([p.fitness for p in parts]),
             steps=np.concatenate([p.steps for p in parts]),
@@ -64,6 +71,9 @@ class Problem(ABC):
     name = ""
     #: True when every row of a generation must get the same seed (one minibatch for all).
     shared_seed: bool = False
+    #: Modules the problem cannot work without -> the extra that installs each (``{"torch": "mnist"}``):
+    #: ``blackbox list`` marks the problem unusable where one is missing.
+    needs: ClassVar[dict[str, str]] = {}
     dim: int
 
     @abstractmethod
@@ -98,20 +108,48 @@ class Problem(ABC):
 
 
 def check_eval_result(result: Any, m: int, where: str = "problem.evaluate") -> EvalResult:
-    """Validate what a problem returned for ``m`` rows, with an EvaluationError saying what is off."""
+    """Validate what a problem returned for ``m`` rows, with an EvaluationError saying what is off.
+
+    Fitness goes through the conversion ``tell()`` uses (:func:`~blackbox._validate.real_array`:
+    real numbers, NaN and infinities allowed; None, complex numbers, text and tensors that require
+    grad refused), steps must be whole numbers from 0 to ``MAX_STEPS_PER_ROW``, and every ``info``
+    value an array with one entry per row. So a value ``tell()`` would refuse is refused here too,
+    naming the problem as its source, instead of being converted on the way.
+    """
     if not isinstance(result, EvalResult):
         raise EvaluationError(f"{where} must return an EvalResult, got {type(result).__name__}")
-    fitness = np.asarray(result.fitness, dtype=np.float64)
-    steps = np.asarray(result.steps, dtype=np.int64)
+    try:
+        fitness = real_array(result.fitness)
+    except TypeError as exc:
+        raise EvaluationError(
+            f"{where} returned fitness of type {type(result.fitness).__name__} that is not real numbers ({exc}); "
+            f"return one float per row (NaN for a failed row)"
+        ) from None
+    try:
+        steps = step_counts(result.steps)
+    except (TypeError, ValueError) as exc:
+        raise EvaluationError(f"{where} returned steps that are not step counts: {exc}") from None
     if fitness.shape != (m,) or steps.shape != (m,):
         raise EvaluationError(
             f"{where} returned fitness of shape {fitness.shape} and steps of shape {steps.shape} "
             f"for {m} rows; expected ({m},) each"
         )
+    if not isinstance(result.info, dict):
+        raise EvaluationError(f"{where} returned info of type {type(result.info).__name__}; expected a dict of "
+                              f"arrays with one entry per row")
+    info = {}
     for key, value in result.info.items():
-        if len(value) != m:
-            raise EvaluationError(f"{where} returned info[{key!r}] with {len(value)} entries for {m} rows")
-    return EvalResult(fitness, steps, dict(result.info))
+        try:
+            array = np.asarray(value)
+        except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises, it is refused
+            raise EvaluationError(f"{where} returned info[{key!r}] that does not convert to an array: "
+                                  f"{type(exc).__name__}: {exc}") from None
+        if array.ndim == 0 or len(array) != m:
+            got = "a single value" if array.ndim == 0 else f"{len(array)} entries"
+            raise EvaluationError(f"{where} returned info[{key!r}] with {got} for {m} rows; "
+                                  f"expected one entry per row")
+        info[key] = array
+    return EvalResult(fitness, steps, info)
 
 
 # -- optional capabilities ---------------------------------------------------------------------------

@@ -19,14 +19,21 @@ from __future__ import annotations
 
 import copy
 import inspect
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, overload
 
 import numpy as np
 
-from .._validate import MAX_POPSIZE, check_dim_x0, check_float, check_int, check_seed, check_state_layout
+from .._validate import (
+    MAX_POPSIZE,
+    check_dim_x0,
+    check_float,
+    check_int,
+    check_seed,
+    check_state_layout,
+    real_array,
+)
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
@@ -67,21 +74,13 @@ def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
     than converted (numpy would drop an imaginary part or parse ``"1.5"`` silently).
     """
     fitness = getattr(fitness, "fitness", fitness)
-    mask = np.ma.getmaskarray(fitness) if isinstance(fitness, np.ma.MaskedArray) else None
     try:
-        raw = np.asarray(np.ma.getdata(fitness) if mask is not None else fitness)
-        if raw.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in raw.ravel()):
-            raw = raw.astype(np.float64)  # Python ints too large for int64, mixed numbers
-        if raw.dtype.kind not in "biuf":
-            raise TypeError(f"values of type {raw.dtype}")
-        f = raw.astype(np.float64, copy=False)
-    except (TypeError, ValueError, OverflowError) as exc:
+        f = real_array(fitness)
+    except TypeError as exc:
         raise TellError(
             f"tell() needs real numbers, got {type(fitness).__name__} that does not convert to floats "
             f"({exc}); pass one fitness value per row of the population from ask()"
         ) from None
-    if mask is not None and mask.shape == f.shape:
-        f[mask] = np.nan
     if f.ndim != 1:
         raise TellError(
             f"tell() got fitness of shape {f.shape}; expected shape ({popsize},): "
@@ -173,7 +172,10 @@ class Strategy(ABC):
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
         if self.Params is not None:
-            self._setup()
+            try:
+                self._setup()
+            except MemoryError as exc:
+                raise self._out_of_memory("building it", exc) from None
 
     @staticmethod
     def default_popsize(dim: int) -> int | None:
@@ -238,7 +240,10 @@ class Strategy(ABC):
         self.__dict__.pop("_construction", None)  # the start is settled by the first population
         # numpy builds a new state dict on every read: no deep copy needed (it cost ~50 us a generation)
         self._rng_state_at_ask = self.rng.bit_generator.state
-        population = self._ask()
+        try:
+            population = self._ask()
+        except MemoryError as exc:
+            raise self._out_of_memory("ask()", exc) from None
         self._pending = population
         return population
 
@@ -261,6 +266,11 @@ class Strategy(ABC):
             norm = self._tell(population, f)
         except OverflowError as exc:  # math.exp of a huge step
             raise self._diverge(previous, f, str(exc)) from None
+        except MemoryError as exc:  # the update stopped half way: nothing of it may be used
+            self._center = previous
+            error = self._out_of_memory("tell()", exc)
+            self._diverged = f"{error}; restore a state with load_state_dict() or from a checkpoint"
+            raise error from None
         if not (np.all(np.isfinite(self._center)) and np.all(np.isfinite(self.sigma))):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
@@ -282,6 +292,21 @@ class Strategy(ABC):
             f"load_state_dict() or from a checkpoint"
         )
         return TellError(f"tell() failed: {self._diverged}")
+
+    def memory_needed(self) -> str:
+        """What the strategy needs in memory at its peak, in words (``"about 19.2 GB: ..."``), for the
+        error when an allocation fails; empty when it has nothing particular to say."""
+        return ""
+
+    def _out_of_memory(self, stage: str, exc: MemoryError) -> ConfigError:
+        """The one-line error for an allocation that failed in ``stage``."""
+        name = self.name or type(self).__name__
+        need = self.memory_needed()
+        return ConfigError(
+            f"{name} ran out of memory in {stage} at dim={self.dim}, popsize={self.popsize}"
+            f"{': it needs ' + need if need else ''} ({type(exc).__name__}: {exc or 'no more memory'}); "
+            f"lower dim or popsize, or run on a machine with more memory"
+        )
 
     def _check_usable(self) -> None:
         if self._diverged is not None:
@@ -356,8 +381,8 @@ class Strategy(ABC):
         the seed and the generation are integers >= 0, the generator's state is one this strategy's
         generator could have (its stream that of the seed), sigma and the update norm are finite
         and >= 0, and where ``sigma`` is a ``Params`` field that evolves, the field's own checks."""
-        seed = check_int("state_dict/seed", state["seed"], minimum=0)
-        check_int("state_dict/generation", state["generation"], minimum=0)
+        seed = check_int("state_dict/seed", state["seed"], minimum=0, maximum=2**63 - 1)
+        check_int("state_dict/generation", state["generation"], minimum=0, maximum=2**63 - 1)
         sigma = check_float("state_dict/sigma", state["sigma"], nonnegative=True)
         check_float("state_dict/update_norm", state["update_norm"], nonnegative=True)
         check_rng_state("state_dict/rng", state["rng"], self.rng, seed if self._seeded_from_seed() else None)

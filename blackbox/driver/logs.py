@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import ConfigError, StateError, StorageError
-from ..files import atomic_write, describe_os_error
+from ..files import atomic_write, describe_os_error, read_regular_file
 from .loop import Callback, Result, Run
 from .record import FIELD_GROUPS, INT_FIELDS, RECORD_FIELDS, Record
+
+#: The largest record file read back (about three million generations of CSV).
+MAX_RECORDS_BYTES = 2**30
 
 __all__ = [
     "CSVRecords", "JSONLRecords", "RECORD_FIELDS", "read_csv_records", "read_jsonl_records", "csv_row",
@@ -126,7 +129,7 @@ class JSONLRecords(_FileRecords):
 def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
     """Read records written by :class:`CSVRecords` back as dicts of numbers."""
     out = []
-    with open(path, newline="", encoding="utf-8") as handle:
+    with io.StringIO(read_regular_file(path, MAX_RECORDS_BYTES).decode("utf-8"), newline="") as handle:
         for row in csv.DictReader(handle):
             out.append({k: (None if v == "" else int(v) if k in INT_FIELDS else float(v)) for k, v in row.items()})
     return out
@@ -135,7 +138,7 @@ def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
 def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
     """Read records written by :class:`JSONLRecords` ("inf" / "-inf" back to floats)."""
     out = []
-    with open(path, encoding="utf-8") as handle:
+    with io.StringIO(read_regular_file(path, MAX_RECORDS_BYTES).decode("utf-8")) as handle:
         for line in handle:
             if line.strip():
                 row = json.loads(line)

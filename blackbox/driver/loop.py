@@ -27,7 +27,11 @@ from ..registry.parts import resolve_run_parts
 from .record import Record, RecordLog
 from .stop import BUDGETS, EnvSteps, StopCondition, stop_conditions
 
-__all__ = ["optimize", "Record", "Result", "Callback", "Run"]
+__all__ = ["optimize", "Record", "Result", "Callback", "Run", "MAX_COUNTER"]
+
+#: The largest generation, evaluation or step count (and seed) a loaded state may hold: records keep
+#: them as int64.
+MAX_COUNTER = 2**63 - 1
 
 
 @dataclass
@@ -111,9 +115,10 @@ class Run:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the counters, the best solution and the stop conditions' state; the counters are
-        integers >= 0, the time finite and >= 0, the best fitness not NaN (NaN never ranks best) and
-        the best solution finite, or a ConfigError names the key (``run state/steps``)."""
-        seed, evaluations, steps = (check_int(f"run state/{key}", state[key], minimum=0)
+        integers from 0 to MAX_COUNTER, the time finite and >= 0, the best fitness not NaN (NaN never
+        ranks best), the best solution finite and the stop list a list of tables, or a ConfigError
+        names the key (``run state/steps``)."""
+        seed, evaluations, steps = (check_int(f"run state/{key}", state[key], minimum=0, maximum=MAX_COUNTER)
                                     for key in ("seed", "evaluations", "steps"))
         elapsed = check_float("run state/elapsed", state["elapsed"], nonnegative=True)
         best_fitness = float(state["best_fitness"])
@@ -122,11 +127,16 @@ class Run:
         best_params = np.array(state["best_params"], dtype=np.float64)
         if not np.all(np.isfinite(best_params)):
             raise ConfigError("run state/best_params is not finite")
+        stop = state.get("stop", [])
+        if not isinstance(stop, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("type", ""), str) and isinstance(e.get("state", {}), dict)
+                for e in stop):
+            raise ConfigError("run state/stop must be a list of tables {type = NAME, state = {...}}")
         self.seed, self.evaluations, self.steps, self.elapsed = seed, evaluations, steps, elapsed
         self.best_fitness, self.best_params = best_fitness, best_params
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
-        self._stop_state = list(state.get("stop", []))
+        self._stop_state = list(stop)
         if self.stop:
             self.attach_stop(self.stop)  # the conditions already attached take the saved state now
 
@@ -155,7 +165,11 @@ class Run:
             index = seen[kind] = seen.get(kind, -1) + 1
             condition.reset()
             if index < len(saved.get(kind, [])):
-                condition.load_state_dict(saved[kind][index])
+                try:
+                    condition.load_state_dict(saved[kind][index])
+                except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                    raise ConfigError(f"the saved state of stop condition {kind} does not fit it: "
+                                      f"{type(exc).__name__}: {exc}") from None
         for condition in self.stop:
             bind = getattr(condition, "bind", None)
             if callable(bind):
@@ -284,11 +298,17 @@ def optimize(
     conditions = stop_conditions(max_generations=max_generations, max_evaluations=max_evaluations,
                                  max_steps=max_steps, max_time=max_time, target=target, goal=goal,
                                  goal_generations=goal_generations, goal_episodes=goal_episodes, extra=stop)
+    seed = None if seed is None else check_int("seed", seed, minimum=0)
+    if not isinstance(evaluate_center, (bool, np.bool_)):
+        raise ConfigError(f"evaluate_center must be true or false, got {evaluate_center!r}")
+    if run is not None and not isinstance(run, Run):
+        raise ConfigError(f"run must be a Run to continue (from restore_run or an earlier optimize), "
+                          f"got {type(run).__name__}")
+    hooks = _hooks(callbacks)
     strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
-        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), bool(evaluate_center))
     run.attach_stop(conditions)
-    hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
     error: BaseException | None = None
     executor.start(problem)
@@ -329,6 +349,19 @@ def optimize(
             if owned:
                 executor.close()
     return result
+
+
+def _hooks(callbacks: Any) -> list[Callback]:
+    """``callbacks`` as Callback objects (a function becomes one); a ConfigError for anything else."""
+    if isinstance(callbacks, (str, bytes, Callback)) or not isinstance(callbacks, Iterable):
+        raise ConfigError(f"callbacks must be a list of Callback objects or functions (record) -> bool, "
+                          f"got {callbacks!r}")
+    hooks = []
+    for callback in callbacks:
+        if not isinstance(callback, Callback) and not callable(callback):
+            raise ConfigError(f"callbacks must be Callback objects or functions (record) -> bool, got {callback!r}")
+        hooks.append(callback if isinstance(callback, Callback) else _FunctionCallback(callback))
+    return hooks
 
 
 def _end_hooks(hooks: Sequence[Callback], run: Run, result: Result, error: BaseException | None) -> None:

@@ -7,7 +7,7 @@ generation that just ended, whose counters are cumulative over the run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -261,6 +261,8 @@ def stop_conditions(*, max_generations: int | None = None, max_evaluations: int 
         conditions.append(ConfirmGoal(goal, goal_episodes))
     elif goal is not None:
         conditions.append(GoalHeld(goal, 1 if goal_generations is None else goal_generations))
+    if extra is not None and (isinstance(extra, (str, bytes)) or not isinstance(extra, Iterable)):
+        raise ConfigError(f"stop must be a list of stop conditions (callables (record) -> reason), got {extra!r}")
     for condition in extra or ():
         if not callable(condition):
             raise ConfigError(f"stop conditions must be callables (record) -> reason, got {condition!r}")

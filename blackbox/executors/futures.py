@@ -27,6 +27,13 @@ share memory: nothing is pickled except one copy of the problem per thread.
 A pool made here is replaced when one of its processes dies, and the rows in flight run again;
 a pool you pass in is yours: when it breaks, the run stops with a WorkerError (Dask reschedules
 tasks of lost workers on its own).
+
+Bounds, for a pool made here: at most 4 workers per core unless ``oversubscribe=true``; with
+``kind="process"``, ``timeout`` kills the process of a task that runs longer (its rows are then
+retried one per task to find the hung ones, which raise or score -inf as ``on_timeout`` says, as
+in loky), Ctrl-C kills the processes at once, and each process exits by itself within a second
+once the driver is gone. A thread cannot be killed, and a pool you pass in is yours, so neither
+takes a ``timeout``.
 """
 
 from __future__ import annotations
@@ -35,14 +42,20 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import pickle
+import queue
+import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
-from .._validate import check_choice, check_int
+from .._validate import check_choice, check_float, check_int
 from ..core.problem import Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
+from .bounds import check_worker_count, watch_parent
+from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
+from .shm import RunDirectory
 from .wire import pickle_problem
 from .worker import Outcome, WorkerCache, evaluate_task, limit_threads, thread_env
 
@@ -53,17 +66,25 @@ KINDS = ("process", "thread")
 _cache = WorkerCache()
 
 
-def _init_process(threads: int | None) -> None:
-    """Initializer of pool processes made here: cap native threads before any evaluation."""
+def _init_process(threads: int | None, driver: int | None = None) -> None:
+    """Initializer of pool processes made here: cap native threads before any evaluation, and exit
+    once the driver (pid ``driver``) is gone."""
     os.environ.update(thread_env(threads))
     limit_threads(threads)
+    watch_parent(driver)
 
 
 def _process_main(token: str, problem_bytes: bytes, shared: Shared, rows: Rows, threads: int | None,
-                  batch_size: int | None) -> Outcome:
-    """A task in another process (or machine): everything it needs comes with it."""
-    return evaluate_task(_cache, token, rows, lambda: pickle.loads(problem_bytes), lambda: shared,
-                         key=shared.number, threads=threads, batch_size=batch_size, dumps=pickle.dumps)
+                  batch_size: int | None, marker: str | None = None) -> Outcome:
+    """A task in another process (or machine): everything it needs comes with it. ``marker``: the
+    start marker to write (a pool made here, with a timeout)."""
+    path = None if marker is None else Path(marker)
+    outcome = evaluate_task(_cache, token, rows, lambda: pickle.loads(problem_bytes), lambda: shared,
+                            key=shared.number, threads=threads, batch_size=batch_size, dumps=pickle.dumps,
+                            before=None if path is None else (lambda: mark_started(path)))
+    if path is not None:
+        mark_finished(path)
+    return outcome
 
 
 def _thread_main(token: str, problem_bytes: bytes, shared: Shared, rows: Rows, batch_size: int | None) -> Outcome:
@@ -81,6 +102,9 @@ class FuturesExecutor(PoolExecutor):
     ``chunks_per_worker``: tasks per worker and generation (each carries the center, so few).
     ``threads``: native threads per process of a pool made here (default 1).
     ``max_retries``: re-runs of rows lost with a dead process of a pool made here.
+    ``timeout``: seconds a process of a pool made here (``kind="process"``) may spend on one task
+    before it is killed; ``on_timeout``: ``"error"`` or ``"worst"``, as in loky.
+    ``oversubscribe``: allow a pool made here more than 4 workers per core.
     """
 
     name = "futures"
@@ -96,6 +120,9 @@ class FuturesExecutor(PoolExecutor):
         threads: int | None = 1,
         max_retries: int = 3,
         batch_size: int | None = None,
+        timeout: float | None = None,
+        on_timeout: str = "error",
+        oversubscribe: bool = False,
     ):
         super().__init__()
         if pool is not None and not isinstance(pool, cf.Executor) and not hasattr(pool, "submit"):
@@ -108,6 +135,16 @@ class FuturesExecutor(PoolExecutor):
         if workers is None:
             workers = getattr(pool, "_max_workers", None) or os.cpu_count() or 1
         self._workers = check_int("workers", workers, minimum=1)
+        if pool is None:
+            check_worker_count("futures", self._workers, bool(oversubscribe))
+        self.oversubscribe = bool(oversubscribe)
+        self.timeout = None if timeout is None else check_float("timeout", timeout, positive=True)
+        self.on_timeout = check_choice("on_timeout", on_timeout, ("error", "worst"))
+        if self.timeout is not None and (pool is not None or self.kind != "process"):
+            raise ConfigError(
+                "futures:timeout needs a pool whose workers blackbox can stop: kind=process (a thread cannot "
+                "be killed, and a pool you pass in is yours); use loky:timeout=... otherwise"
+            )
         self.chunks_per_worker = check_int("chunks_per_worker", chunks_per_worker, minimum=1)
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
@@ -116,6 +153,9 @@ class FuturesExecutor(PoolExecutor):
         self._pool: cf.Executor | None = pool
         self._token = ""
         self._problem_bytes = b""
+        self._markers_dir: RunDirectory | None = None  # start markers, with a timeout
+        self._task_ids = 0
+        self._markers: dict[cf.Future, int] = {}
 
     def __repr__(self) -> str:
         what = type(self._user_pool).__name__ if self._user_pool is not None else f"kind={self.kind!r}"
@@ -133,10 +173,10 @@ class FuturesExecutor(PoolExecutor):
 
     def _make_pool(self) -> cf.Executor:
         if self.kind == "thread":
-            return cf.ThreadPoolExecutor(self._workers, thread_name_prefix="blackbox")
+            return DaemonThreadPool(self._workers)
         return cf.ProcessPoolExecutor(
             self._workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_process, initargs=(self.threads,),
+            initializer=_init_process, initargs=(self.threads, os.getpid()),
         )
 
     def start(self, problem: Problem) -> None:
@@ -147,11 +187,16 @@ class FuturesExecutor(PoolExecutor):
         self._token = uuid.uuid4().hex
         self._problem_bytes = problem_bytes
         self.stats.problem_bytes += len(self._problem_bytes)
+        if self.timeout is not None and self._markers_dir is None:
+            self._markers_dir = RunDirectory()
 
     def close(self) -> None:
         if self._user_pool is None and self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._markers_dir is not None:
+            self._markers_dir.cleanup()
+            self._markers_dir = None
         super().close()
 
     # -- the transport (see PoolExecutor) --------------------------------------------------------
@@ -166,10 +211,39 @@ class FuturesExecutor(PoolExecutor):
             if self.in_process:
                 return pool.submit(_thread_main, self._token, self._problem_bytes, shared, rows, self.batch_size), pool
             self.stats.task_bytes += len(self._problem_bytes) + shared.nbytes + rows.nbytes
-            return pool.submit(_process_main, self._token, self._problem_bytes, shared, rows, self.threads,
-                               self.batch_size), pool
+            marker = None
+            if self._markers_dir is not None:
+                self._task_ids += 1
+                marker = str(marker_file(self._markers_dir.path, self._task_ids))
+            future = pool.submit(_process_main, self._token, self._problem_bytes, shared, rows, self.threads,
+                                 self.batch_size, marker)
         except (cf.BrokenExecutor, RuntimeError) as exc:
             raise WorkerLost(pool, exc) from exc
+        if marker is not None:
+            self._markers[future] = self._task_ids
+        return future, pool
+
+    def _released(self, future: cf.Future) -> None:
+        self._markers.pop(future, None)
+
+    def _retract(self, shared: Shared) -> None:
+        self._markers.clear()
+
+    def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
+        """Kill the process of every task running longer than the timeout; return those tasks."""
+        if self._markers_dir is None:
+            return []
+        return kill_overdue(self._markers_dir.path, self._markers, running, float(self.timeout or 0.0))
+
+    def _interrupted(self) -> None:
+        """Ctrl-C or an exit during a generation: no evaluation may keep the command alive."""
+        pool = self._pool
+        if pool is None or self._user_pool is not None:
+            return
+        self._pool = None
+        if isinstance(pool, cf.ProcessPoolExecutor):
+            _kill_processes(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def _is_lost(self, error: BaseException) -> bool:
         return isinstance(error, cf.BrokenExecutor)
@@ -194,3 +268,74 @@ class FuturesExecutor(PoolExecutor):
         if self._pool is domain:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = self._make_pool()
+
+
+def _kill_processes(pool: cf.ProcessPoolExecutor) -> None:
+    """SIGKILL every process of ``pool`` (Python 3.14 has ``kill_workers()``; before, its process table)."""
+    kill = getattr(pool, "kill_workers", None)
+    if callable(kill):
+        kill()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.kill()
+        except (OSError, ValueError):  # already gone, or closed
+            pass
+
+
+class DaemonThreadPool(cf.Executor):
+    """The thread pool of ``futures:kind=thread``: like ``ThreadPoolExecutor``, but its threads are
+    daemons. A thread hung in an evaluation cannot be stopped; it must not keep the program alive
+    after Ctrl-C (the interpreter waits for every thread of a ``ThreadPoolExecutor`` at exit)."""
+
+    def __init__(self, workers: int):
+        self._max_workers = workers
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"blackbox-{i}", daemon=True)
+                         for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn, /, *args, **kwargs) -> cf.Future:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            future: cf.Future = cf.Future()
+            self._queue.put((future, fn, args, kwargs))
+            return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args, kwargs = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if cancel_futures:
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    item[0].cancel()
+        for _ in self._threads:
+            self._queue.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
-import signal
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -40,7 +38,9 @@ from .._validate import check_choice, check_float, check_int
 from ..core.population import Population
 from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
-from ..errors import StateError, WorkerError
+from ..errors import ConfigError, StateError, WorkerError
+from .bounds import check_worker_count, private_memory, watch_parent
+from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory, load_file
 from .wire import unshippable
@@ -68,28 +68,21 @@ def _shared_file(run_dir: str, number: int) -> Path:
     return Path(run_dir) / _shared_name(number)
 
 
-def _marker_file(run_dir: str, task_id: int) -> Path:
-    return Path(run_dir) / f"running-{task_id}"
-
-
 def _worker_main(
     run_dir: str, token: str, task_id: int, number: int, rows: Rows, threads: int | None,
-    batch_size: int | None, mark: bool,
+    batch_size: int | None, mark: bool, measure: bool = False,
 ) -> Outcome:
     """Runs in a loky worker: evaluate one set of rows of generation ``number``."""
-    marker = _marker_file(run_dir, task_id)
-
-    def start_marker() -> None:
-        if mark:
-            marker.write_text(f"{os.getpid()} {time.time()!r}")
-
+    marker = marker_file(run_dir, task_id)
     outcome = evaluate_task(
         _cache, token, rows, lambda: load_file(_problem_file(run_dir)),
         lambda: load_file(_shared_file(run_dir, number)), key=number, threads=threads,
-        batch_size=batch_size, before=start_marker,
+        batch_size=batch_size, before=(lambda: mark_started(marker)) if mark else None,
     )
     if mark:
-        marker.unlink(missing_ok=True)
+        mark_finished(marker)
+    if measure:
+        outcome.meta["private_memory"] = private_memory()
     return outcome
 
 
@@ -115,6 +108,10 @@ class LokyExecutor(PoolExecutor):
     ``idle_timeout``: seconds idle workers wait for the next run before exiting.
     ``reuse``: keep workers alive after ``close()`` for the next run in this process.
     ``batch_size``: rows a worker passes to ``problem.evaluate`` at once (default: by memory).
+    ``oversubscribe``: allow more than ``MAX_WORKERS_PER_CORE`` (4) workers per core.
+    ``max_worker_memory``: megabytes of its own memory (anonymous pages and swap, not the shared
+    noise table or broadcasts it maps) a worker may hold after a task; past it, the workers are
+    restarted once the generation is over (a problem that leaks memory). Linux only.
     """
 
     name = "loky"
@@ -131,13 +128,22 @@ class LokyExecutor(PoolExecutor):
         idle_timeout: float = 300.0,
         reuse: bool = True,
         batch_size: int | None = None,
+        oversubscribe: bool = False,
+        max_worker_memory: float | None = None,
     ):
         super().__init__()
         if workers is None:
             from loky import cpu_count
 
             workers = cpu_count()
-        self._workers = check_int("workers", workers, minimum=1)
+        self._workers = check_worker_count("loky", check_int("workers", workers, minimum=1), bool(oversubscribe))
+        self.oversubscribe = bool(oversubscribe)
+        self.max_worker_memory = None if max_worker_memory is None else check_float(
+            "max_worker_memory", max_worker_memory, positive=True)
+        if self.max_worker_memory is not None and private_memory() is None:
+            raise ConfigError("loky:max_worker_memory needs /proc/PID/status (Linux) to measure a worker's own "
+                              "memory; it is not available here")
+        self._recycle = False  # a worker passed max_worker_memory in this generation
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
         if chunks_per_worker != "auto":
             chunks_per_worker = check_int("chunks_per_worker", chunks_per_worker, minimum=1)
@@ -172,7 +178,11 @@ class LokyExecutor(PoolExecutor):
 
     def _pool(self):
         get_reusable_executor, _, _ = _loky()
-        return get_reusable_executor(max_workers=self._workers, timeout=self.idle_timeout, env=self._env())
+        # Each worker exits within a second once this process is gone (a SIGKILLed driver), instead
+        # of idling for idle_timeout with the problem's memory; the same arguments every time, so
+        # that loky reuses the pool.
+        return get_reusable_executor(max_workers=self._workers, timeout=self.idle_timeout, env=self._env(),
+                                     initializer=watch_parent, initargs=(os.getpid(),))
 
     def _kill_pool(self) -> None:
         """Stop every worker now (Ctrl-C, or a worker that has to go)."""
@@ -216,8 +226,12 @@ class LokyExecutor(PoolExecutor):
         self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
     ) -> EvalResult:
         seconds_before = self.stats.worker_seconds
+        self._recycle = False
         result = super().evaluate(population, seeds, state)
         self._busy = (self.stats.worker_seconds - seconds_before) / self._workers
+        if self._recycle:  # a worker holds more of its own memory than allowed: fresh workers
+            self._kill_pool()
+            self.stats.extra["recycled"] = self.stats.extra.get("recycled", 0) + 1
         return result
 
     # -- the transport (see PoolExecutor) --------------------------------------------------------
@@ -241,7 +255,8 @@ class LokyExecutor(PoolExecutor):
         self.stats.task_bytes += rows.nbytes
         try:
             future = pool.submit(_worker_main, str(self._folder.path), self._token, self._task_ids, shared.number,
-                                 rows, self.threads, self.batch_size, self.timeout is not None)
+                                 rows, self.threads, self.batch_size, self.timeout is not None,
+                                 self.max_worker_memory is not None)
         except (BrokenProcessPool, ShutdownExecutorError, RuntimeError) as exc:
             raise WorkerLost(pool, exc) from exc
         self._markers[future] = self._task_ids
@@ -257,21 +272,12 @@ class LokyExecutor(PoolExecutor):
     def _interrupted(self) -> None:
         self._kill_pool()  # no worker may outlive Ctrl-C
 
+    def _received(self, outcome: Outcome) -> None:
+        super()._received(outcome)
+        used = outcome.meta.get("private_memory")
+        if self.max_worker_memory is not None and used is not None and used > self.max_worker_memory * 1e6:
+            self._recycle = True
+
     def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
         """Kill the worker of every task running longer than the timeout; return those tasks."""
-        now, limit = time.time(), float(self.timeout or 0.0)
-        hung = []
-        for future in running:
-            marker = _marker_file(str(self._folder.path), self._markers[future])
-            try:
-                pid_text, started = marker.read_text().split()
-            except (OSError, ValueError):
-                continue  # not started yet, or just finished
-            if now - float(started) > limit and not future.done():
-                hung.append(future)
-                marker.unlink(missing_ok=True)
-                try:
-                    os.kill(int(pid_text), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        return hung
+        return kill_overdue(self._folder.path, self._markers, running, float(self.timeout or 0.0))

@@ -22,7 +22,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from ..core.executor import evaluate_rows
+from ..core.executor import describe_exception, evaluate_rows
 from ..core.population import Population
 from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
@@ -30,7 +30,7 @@ from ..errors import BlackboxError, WorkerError
 
 __all__ = [
     "THREAD_VARIABLES", "thread_env", "limit_threads", "WorkerCache", "RemoteTraceback", "RemoteCause",
-    "Failure", "Outcome", "evaluate_task", "decode_outcome",
+    "Failure", "Outcome", "evaluate_task", "decode_outcome", "describe_exception",
 ]
 
 #: Environment variables that cap the threads of BLAS, OpenMP (torch), MKL, numexpr in workers.
@@ -111,23 +111,77 @@ class RemoteTraceback(Exception):
     def __str__(self) -> str:
         return f'\n"""\n{self.text}"""'
 
+    def __reduce__(self):
+        return (RemoteTraceback, (self.text,))
+
 
 class RemoteCause(Exception):
-    """Stands for an exception raised in a worker that could not be pickled: type and message."""
+    """Stands for an exception raised in a worker that could not be sent back: its type and message."""
 
     def __init__(self, type_name: str, message: str):
         super().__init__(f"{type_name}: {message}")
         self.type_name = type_name
         self.message = message
 
+    def __reduce__(self):  # the default would call RemoteCause(one_string) and fail to unpickle
+        return (RemoteCause, (self.type_name, self.message))
+
+
+def _rebuilt(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+    """An exception of class ``cls`` with ``args`` and attributes ``state``, made without calling
+    its ``__init__`` (whose signature may differ from ``args``: ``EnvError(code, msg)`` keeps only
+    ``msg`` in its args, so the default pickling cannot make it again)."""
+    try:
+        exc = cls.__new__(cls, *args)
+    except Exception:  # noqa: BLE001 - a __new__ with its own signature: make it bare
+        exc = cls.__new__(cls)
+    exc.args = args
+    for key, value in state.items():
+        try:
+            setattr(exc, key, value)
+        except Exception:  # noqa: BLE001 - read-only attributes stay as __new__ made them
+            pass
+    return exc
+
+
+class _Portable:
+    """Pickles as the exception it wraps, rebuilt by :func:`_rebuilt` from its class, args and the
+    attributes that pickle; used when the exception's own pickling cannot be undone."""
+
+    def __init__(self, exc: BaseException, dumps: Callable[[Any], bytes]):
+        self.exc = exc
+        self.state = {}
+        for key, value in getattr(exc, "__dict__", {}).items():
+            try:
+                dumps(value)
+            except Exception:  # noqa: BLE001 - an attribute that cannot travel is left behind
+                continue
+            self.state[key] = value
+
+    def __reduce__(self):
+        return (_rebuilt, (type(self.exc), tuple(self.exc.args), self.state))
+
+
+def _round_trip(dumps: Callable[[Any], bytes], obj: Any) -> bytes | None:
+    """``dumps(obj)`` if those bytes load again (by plain pickle), else None."""
+    try:
+        data = dumps(obj)
+        pickle.loads(data)
+    except Exception:  # noqa: BLE001 - any failure means: try another way
+        return None
+    return data
+
 
 @dataclass
 class Failure:
     """An exception raised in a worker, ready to travel, with its traceback text.
 
-    ``error`` is the exception itself when the transport can pickle it; cloudpickle bytes of it
-    when only cloudpickle can (a class defined in a notebook, sent through a stdlib-pickle pool);
-    or a :class:`RemoteCause` with its type and message when nothing can.
+    ``error`` is, in order of preference: the exception itself when the transport can pickle it
+    and load it back; cloudpickle bytes of it when only cloudpickle can (a class defined in a
+    notebook, sent through a stdlib-pickle pool); the exception rebuilt from its class, args and
+    attributes (a class whose ``__init__`` takes other arguments than its args, such as
+    ``EnvError(code, msg)``), through the transport or cloudpickle; or a :class:`RemoteCause` with
+    its type and message when nothing can carry it.
     """
 
     error: Any
@@ -136,21 +190,26 @@ class Failure:
     @classmethod
     def capture(cls, exc: BaseException, dumps: Callable[[Any], bytes] | None) -> Failure:
         """``exc`` for a transport that pickles with ``dumps`` (None: none, a thread of this process)."""
-        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        try:
+            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        except Exception:  # noqa: BLE001 - a broken __str__ in the chain
+            trace = "".join(traceback.format_tb(exc.__traceback__)) + describe_exception(exc) + "\n"
         if dumps is None:
             return cls(exc, trace)
-        for pickler, as_bytes in ((dumps, False), (cloudpickle.dumps, True)):
-            try:
-                data = pickler(exc)
-                pickle.loads(data)
-            except Exception:  # noqa: BLE001 - try the next way, then describe it instead
-                continue
-            return cls(data if as_bytes else exc, trace)
-        return cls(RemoteCause(type(exc).__qualname__, str(exc)), trace)
+        candidates = [exc, _Portable(exc, dumps)]
+        for wrapped in candidates:
+            for pickler, as_bytes in ((dumps, False), (cloudpickle.dumps, True)):
+                data = _round_trip(pickler, wrapped)
+                if data is not None:
+                    return cls(data if as_bytes else wrapped, trace)
+        message = describe_exception(exc).partition(": ")[2]
+        return cls(RemoteCause(type(exc).__qualname__, message), trace)
 
     def restore(self) -> BaseException:
         """The exception, with the worker's traceback chained below it (when nothing else is)."""
         exc = pickle.loads(self.error) if isinstance(self.error, bytes) else self.error
+        if isinstance(exc, _Portable):  # never pickled (a pool that ran the task in this process)
+            exc = exc.exc
         if exc.__cause__ is None:
             exc.__cause__ = RemoteTraceback(self.trace)
         return exc
@@ -198,12 +257,16 @@ def evaluate_task(
     if rows.seeds is None:
         raise ValueError("evaluate_task() needs rows with their seeds: split(..., seeds=...)")
     try:
+        meta["stage"] = "problem"
         problem, meta["loaded_problem"] = cache.problem_for(token, load_problem, threads)
+        meta["stage"] = "state"
         shared, meta["loaded_shared"] = cache.shared_for(key, load_shared)
         meta["shared_bytes"] = shared.nbytes if meta["loaded_shared"] else 0
+        meta["stage"] = "rows"
         population = Population.join(shared, rows)
     except Exception as exc:  # noqa: BLE001 - reported to the driver as a worker failure
         return Outcome("crash", failure=Failure.capture(exc, dumps), meta=meta)
+    meta["stage"] = "evaluate"
     if before is not None:
         before()
     started, cpu_started = time.perf_counter(), time.thread_time()
@@ -219,6 +282,15 @@ def evaluate_task(
     return Outcome("ok", result=result, meta=meta)
 
 
+#: What a worker was doing when it failed outside an evaluation, and what to do about it.
+_CRASH_ADVICE = {
+    "state": "while installing the generation's problem state (the problem's load_state_dict raised)",
+    "rows": "while rebuilding its rows from the generation's shared part; this is a bug in blackbox, "
+            "please report it",
+    "evaluate": "while evaluating; this is a bug in blackbox, please report it",
+}
+
+
 def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, dict[str, Any]]:
     """The result of ``rows``, or the worker's error raised here with its cause chained."""
     if outcome.result is not None:
@@ -231,8 +303,17 @@ def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult
             raise error from outcome.cause.restore()
         raise error
     cause = outcome.failure.restore()
+    described = str(cause) if isinstance(cause, RemoteCause) else describe_exception(cause)
+    stage = outcome.meta.get("stage", "problem")
+    if stage in _CRASH_ADVICE:
+        raise WorkerError(f"a {where} worker failed on rows {rows.spans()} {_CRASH_ADVICE[stage]}: "
+                          f"{described}") from cause
+    if isinstance(cause, (ImportError, AttributeError)) or (
+            isinstance(cause, RemoteCause) and cause.type_name.endswith(("ImportError", "AttributeError"))):
+        advice = ("If the problem's class lives in a module the workers cannot import, install that module "
+                  "or call cloudpickle.register_pickle_by_value(module)")
+    else:
+        advice = "The problem could not be rebuilt from its pickled form there (its __reduce__ or __setstate__)"
     raise WorkerError(
-        f"a {where} worker failed before evaluating rows {rows.spans()}: "
-        f"{type(cause).__name__}: {cause}. If the problem's class lives in a module the workers "
-        f"cannot import, install that module or call cloudpickle.register_pickle_by_value(module)"
+        f"a {where} worker failed before evaluating rows {rows.spans()}: {described}. {advice}"
     ) from cause

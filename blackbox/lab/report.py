@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..driver.logs import read_csv_records
-from ..files import atomic_write, write_json
+from ..files import atomic_write, ensure_folder, write_json
 from .experiment import Experiment
 from .plots import have_matplotlib, plot_bands
 from .runs import read_result
@@ -218,8 +218,7 @@ def _ratio_axis(runs: list[RunData]) -> str:
 def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> dict[str, Any]:
     """Write results.csv, summary.csv, progress_ratios.csv, summary.md and the plots into ``experiment.out``."""
     runs = collect_runs(experiment) if runs is None else runs
-    out = experiment.out
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(experiment.out, "report folder")
     rows = [r.row(experiment.name, out) for r in runs]
     _write_csv(out / "results.csv", RESULT_COLUMNS, rows)
     plots_dir = out / "plots"

@@ -37,7 +37,7 @@ from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
 from ..driver.stop import ConfirmGoal, StopCondition
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
-from ..files import flat_leaves, save_npz, write_json, write_toml
+from ..files import ensure_folder, flat_leaves, read_regular_file, save_npz, write_json, write_toml
 from ..store.checkpoint import Checkpointer
 from ..store.lock import RunLock
 from .plots import have_matplotlib, plot_run
@@ -86,9 +86,10 @@ def read_result(run_dir: str | Path) -> dict[str, Any] | None:
 
     path = RunPaths(Path(run_dir)).result
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        result = json.loads(read_regular_file(path).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return result if isinstance(result, dict) else None
 
 
 def is_finished(run_dir: str | Path) -> bool:
@@ -144,8 +145,7 @@ def check_out_dir(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> P
         with RunLock(out):
             _refuse_unless_replaceable(out, resolved, overwrite)
             clear_run(out)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
+    return ensure_folder(out, "run directory")
 
 
 def _claim(out: Path, resolved: ResolvedRun, overwrite: bool, notes: list[str]) -> RunLock:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_float, check_int, check_vector
+from .._validate import MAX_DIM, check_float, check_int, check_vector
 from ..core.problem import EvalResult, Problem
 
 __all__ = ["Quadratic", "Sphere", "Rosenbrock", "Rastrigin", "BLOG_SOLUTION"]
@@ -28,7 +28,7 @@ class _TestFunction(Problem):
     init_range: float | None = None
 
     def __init__(self, dim: int, init_scale: float | None = None):
-        self.dim = check_int("dim", dim, minimum=1)
+        self.dim = check_int("dim", dim, minimum=1, maximum=MAX_DIM)
         if init_scale is not None:
             self.init_range = check_float("init_scale", init_scale, positive=True)
 
@@ -61,12 +61,12 @@ class Quadratic(_TestFunction):
 
     def __init__(self, dim: int | None = None, *, solution: Any = None, init_scale: float | None = None):
         if solution is None:
-            dim = len(BLOG_SOLUTION) if dim is None else check_int("dim", dim, minimum=1)
+            dim = len(BLOG_SOLUTION) if dim is None else check_int("dim", dim, minimum=1, maximum=MAX_DIM)
             solution = np.resize(np.array(BLOG_SOLUTION), dim)
         elif np.isscalar(solution):
             if dim is None:
                 dim = 1
-            solution = np.full(check_int("dim", dim, minimum=1), check_float("solution", solution))
+            solution = np.full(check_int("dim", dim, minimum=1, maximum=MAX_DIM), check_float("solution", solution))
         self.solution = check_vector("solution", solution, dim)
         super().__init__(len(self.solution), init_scale)
 
@@ -101,7 +101,7 @@ class Rosenbrock(_TestFunction):
     init_range = 2.0
 
     def __init__(self, dim: int = 10, *, init_scale: float | None = None):
-        super().__init__(check_int("dim", dim, minimum=2), init_scale)
+        super().__init__(check_int("dim", dim, minimum=2, maximum=MAX_DIM), init_scale)
 
     @property
     def x_opt(self) -> np.ndarray:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_seed
+from .._validate import MAX_DIM, check_int, check_seed
 from ..core.executor import Executor
 from ..core.problem import Problem
 from ..core.strategy import Strategy
@@ -35,6 +35,8 @@ def resolve_run_parts(strategy: Any, problem: Any, executor: Any,
         problem = make_problem(problem)
     if not isinstance(problem, Problem):
         raise ConfigError(f"problem must be a Problem or a registered name, got {type(problem).__name__}")
+    dim = getattr(problem, "dim", None)
+    check_int(f"problem {problem.name or type(problem).__name__!r} dim", dim, minimum=1, maximum=MAX_DIM)
     if isinstance(strategy, _NAMES):
         seed = check_seed(seed)  # drawn here when None, so that the start derives from the run seed too
         init_rng = np.random.default_rng(seed)

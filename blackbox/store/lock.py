@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunInUseError, StorageError
-from ..files import describe_os_error
+from ..files import describe_os_error, ensure_folder
 
 __all__ = ["LOCK_FILE", "Holder", "RunLock", "read_holder"]
 
@@ -152,10 +152,7 @@ class RunLock:
         """Take the lock or raise :class:`RunInUseError` naming its holder."""
         if self._fd is not None:
             return self
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StorageError(f"cannot create the run directory {self.directory}: {describe_os_error(exc)}") from None
+        ensure_folder(self.directory, "run directory")  # one wording for a folder that cannot be made
         for _ in range(100):  # the file may be released and removed between our open and our flock
             try:  # never through a link: the lock is truncated and written, whatever it points to
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)

@@ -35,7 +35,8 @@ from ._gaussian import default_nes_popsize
 from .param_groups import SamplingParams
 from .shaping import rank_weights
 
-__all__ = ["CMAES", "CMAFamilyParams", "CMAParameters", "cma_parameters", "check_dense_dim", "MAX_DENSE_DIM"]
+__all__ = ["CMAES", "CMAFamilyParams", "CMAParameters", "cma_parameters", "check_dense_dim", "dense_memory_needed",
+           "MAX_DENSE_DIM"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,14 @@ def check_dense_dim(name: str, dim: int, alternative: str) -> None:
         )
 
 
+def dense_memory_needed(dim: int, alternative: str) -> str:
+    """In words, the peak memory of a full-covariance CMA-ES: C and B kept, and about four more
+    dim x dim float64 arrays alive during an update (the three terms of C's update and their sum)."""
+    kept, peak = 2 * 8 * dim * dim, 6 * 8 * dim * dim
+    return (f"about {peak / 1e9:,.1f} GB at its peak ({kept / 1e9:,.1f} GB for the dim x dim matrices C and B, "
+            f"the rest while C is updated); {alternative} needs O(dim)")
+
+
 def check_mu(mu: int | None, popsize: int) -> int:
     """The number of parents: ``popsize // 2`` by default, at most that (the log weights of later
     places are negative)."""
@@ -159,6 +168,9 @@ class CMAES(Strategy):
     state_fields = ("C", "B", "D", "p_sigma", "p_c", "eigen_generation")
     state_bounds = {"D": POSITIVE, "eigen_generation": NONNEGATIVE}  # D >= 1e-150 (see _decompose)
     params: Params
+
+    def memory_needed(self) -> str:
+        return dense_memory_needed(self.dim, "sep-cma-es")
 
     def _setup(self) -> None:
         check_dense_dim("cma-es", self.dim, "sep-cma-es")

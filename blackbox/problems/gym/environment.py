@@ -69,6 +69,15 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
         extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)
         hint = f'pip install "blackbox-es[{extra}]"' if extra else "install the package it names"
         raise ConfigError(f"environment {env!r} needs a package that is not installed: {exc}; {hint}") from None
+    except ImportError as exc:  # "package.module:Env-v0" whose module is missing, or fails to import
+        module = env.split(":", 1)[0] if ":" in env else None
+        where = f"its module {module!r}" if module else "the module that registers it"
+        raise ConfigError(
+            f"environment {env!r} could not be made: {where} cannot be imported ({type(exc).__name__}: "
+            f"{str(exc).split('. ')[0]}); install the package that provides it, or check the id"
+        ) from None
+    except gym.error.Error as exc:
+        raise ConfigError(f"environment {env!r} could not be made: {type(exc).__name__}: {exc}") from None
 
 
 def time_limit(env: Any, atari: bool) -> int | None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validate import check_choice, check_int
+from ..._validate import check_choice, check_int, require_modules
 from ...errors import ConfigError, StateError
 
 __all__ = ["MLPPolicy", "TorchPolicy", "make_policy", "ACTIVATIONS", "POLICIES", "VBN_EPS"]
@@ -412,6 +412,7 @@ def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] 
             return TorchPolicy(mlp.to_torch(), in_size, out_size, device=device,
                                init=functools.partial(_mlp_init, mlp), label=mlp.describe(), threads=threads)
         if policy in ("cnn", "nature-cnn"):
+            require_modules({"torch": "torch"}, f"policy={policy!r}")
             from .convnets import AtariCNN, initial_params
 
             module = AtariCNN(obs_shape, out_size, layout=policy, vbn=vbn, scale=obs_scale)

@@ -92,6 +92,7 @@ class GymProblem(Problem):
     """
 
     name = "gym"
+    needs = {"gymnasium": "gym"}
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
     #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and

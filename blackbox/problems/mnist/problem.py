@@ -29,7 +29,7 @@ from typing import Any, Literal, TypedDict, overload
 
 import numpy as np
 
-from ..._validate import check_choice, check_int
+from ..._validate import check_choice, check_int, require_modules
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError
 from ..devices import resolve_device
@@ -68,6 +68,7 @@ class MNIST(Problem):
 
     name = "mnist"
     shared_seed = True
+    needs = {"torch": "mnist"}
 
     def __init__(
         self,
@@ -83,6 +84,7 @@ class MNIST(Problem):
         forward: str = "auto",
         device: str = "cpu",
     ):
+        require_modules(self.needs, "the mnist problem")
         from .classifiers import build_classifier
 
         self.data: DataSource = resolve_data(dataset, path)

@@ -29,6 +29,7 @@ import numpy as np
 from blackbox import ConfigError, Population, StateError, Strategy
 from blackbox._validate import check_float
 from blackbox.errors import did_you_mean
+from blackbox.strategies.cma_es import check_dense_dim, dense_memory_needed
 
 from .state import decode, encode
 
@@ -147,16 +148,25 @@ class CMAES(Strategy):
         # that take no randn; only then is that generator seeded and restored around each call.
         self._uses_global_rng = bool(self.options.get("integer_variables")) or (
             sampler is not None and not sampler_takes_randn)
+        if self.options.get("CMA_diagonal") is not True:  # dim x dim matrices unless always diagonal
+            check_dense_dim("cma", self.dim, "CMA_diagonal=true or sep-cma-es")
         with self._global_numpy_rng(0), _quiet_pycma():
             try:
                 self._es = _import_cma().CMAEvolutionStrategy(self._center.copy(), self.sigma0, inopts)
             except (ValueError, TypeError, AssertionError) as exc:
                 raise ConfigError(f"pycma refused the options {self.options}: {type(exc).__name__}: {exc}") from exc
+            except MemoryError as exc:
+                raise self._out_of_memory("building it", exc) from None
         self.popsize = int(self._es.popsize)
         self.sigma = float(self._es.sigma)
         self._center = self._phenotype_mean()
         self._solutions: list[np.ndarray] | None = None
         self._replay: list[np.ndarray] | None = None
+
+    def memory_needed(self) -> str:
+        if self.options.get("CMA_diagonal") is True:
+            return ""
+        return dense_memory_needed(self.dim, "CMA_diagonal=true or sep-cma-es")
 
     # -- randomness: pycma draws its samples through randn, from the strategy's generator. The
     #    few things it takes from numpy's global generator (integer variables, samplers without

@@ -1,0 +1,72 @@
+"""How a command ends when it raises: one line on stderr and an exit status, never a traceback.
+
+- a :class:`~blackbox.errors.BlackboxError` (bad input, a failed evaluation, a full disk): its
+  message, status 2;
+- Ctrl-C: ``interrupted``, status 130;
+- an exit called by code the command ran (a plugin, a problem, a callback): status 2 when it said
+  0, so that a run cut short never looks like a success;
+- running out of memory: what could not be allocated and what to lower, status 2;
+- anything else is a bug (in blackbox or in a plugin): the exception in one line and how to report
+  it, status 70 (``EX_SOFTWARE``).
+
+The traceback, with the workers' tracebacks chained below their errors, is printed only when asked
+for: ``blackbox --debug COMMAND ...`` (or ``COMMAND ... --debug``), or ``BLACKBOX_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+from ..core.executor import describe_exception
+from ..errors import BlackboxError
+
+__all__ = ["DEBUG_VARIABLE", "INTERNAL_ERROR", "debug_wanted", "exit_status"]
+
+#: The environment variable that turns tracebacks on.
+DEBUG_VARIABLE = "BLACKBOX_DEBUG"
+#: The exit status of an unexpected exception (sysexits' EX_SOFTWARE: an internal software error).
+INTERNAL_ERROR = 70
+
+
+def debug_wanted(flag: bool = False) -> bool:
+    """True when ``--debug`` was given or ``BLACKBOX_DEBUG`` is set to anything but ``""``/``0``."""
+    return bool(flag) or os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
+
+def _memory_error(exc: BaseException) -> MemoryError | None:
+    """The MemoryError ``exc`` is, or was raised while handling (its cause or context), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, MemoryError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def exit_status(command: str, exc: BaseException, debug: bool = False) -> int:
+    """Report ``exc``, raised by ``blackbox COMMAND``, on stderr; return the exit status."""
+    if debug and not isinstance(exc, KeyboardInterrupt):
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    hint = "" if debug else f" (blackbox --debug {command} ... shows the traceback)"
+    memory = _memory_error(exc)
+    if isinstance(exc, BlackboxError):
+        line, status = f"error: {exc}", 2
+    elif isinstance(exc, KeyboardInterrupt):
+        line, status = "interrupted", 130
+    elif isinstance(exc, SystemExit):
+        code = exc.code
+        status = code if isinstance(code, int) and not isinstance(code, bool) and code != 0 else 2
+        line = (f"error: code it ran (a plugin, a problem or a callback) called sys.exit({code!r}); "
+                f"the command stopped there{hint}")
+    elif memory is not None:  # also when cleaning up after it failed in turn
+        line, status = (f"error: out of memory: {describe_exception(memory)}; lower what sizes "
+                        f"the run (dim, popsize, workers, batch_size) or free memory{hint}"), 2
+    else:
+        line, status = (f"internal error: {describe_exception(exc).rstrip('.')}. This is a bug in blackbox or "
+                        f"in a plugin, not in your input: please report it with the command you ran{hint}"), INTERNAL_ERROR
+    print(f"blackbox {command}: {' '.join(line.split())}", file=sys.stderr)
+    return status

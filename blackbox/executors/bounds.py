@@ -1,0 +1,96 @@
+"""Bounds on what worker processes may cost: how many there are, how long they outlive the driver,
+how much of their own memory they may hold.
+
+- :func:`check_worker_count`: a pool made by blackbox (loky, ``futures:kind=...``) gets at most
+  ``MAX_WORKERS_PER_CORE`` workers per core unless the user says ``oversubscribe=true``: a typo
+  such as ``workers=100000`` would otherwise spawn processes until the machine gives out.
+- :func:`watch_parent`: a worker process exits within about a second once the process that
+  started it is gone (the driver SIGKILLed or crashed), instead of idling on with its memory.
+- :func:`private_memory`: a process's own memory (anonymous resident pages and swap), leaving out
+  the pages of files it maps, such as the noise table that every worker shares; what loky's
+  ``max_worker_memory`` counts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from ..errors import ConfigError
+
+__all__ = ["MAX_WORKERS_PER_CORE", "available_cores", "check_worker_count", "watch_parent", "private_memory"]
+
+#: Workers per core beyond which a pool made here is refused unless ``oversubscribe=true``.
+MAX_WORKERS_PER_CORE = 4
+
+#: Seconds between two looks of a worker at its parent.
+PARENT_POLL_SECONDS = 0.5
+
+_watching: list[int] = []  # the pid whose watcher runs in this process (at most one)
+
+
+def available_cores() -> int:
+    """The cores this process may use (affinity and cgroup quotas included, as loky counts them)."""
+    try:
+        from loky import cpu_count
+
+        return max(1, int(cpu_count()))
+    except Exception:  # noqa: BLE001 - loky is a core dependency; this is a fallback
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def check_worker_count(executor: str, workers: int, oversubscribe: bool) -> int:
+    """``workers`` for a pool the executor makes itself, refused above ``MAX_WORKERS_PER_CORE`` per core
+    unless ``oversubscribe``."""
+    cores = available_cores()
+    limit = MAX_WORKERS_PER_CORE * cores
+    if workers > limit and not oversubscribe:
+        raise ConfigError(
+            f"{executor}:workers={workers} would start {workers} processes on {cores} core(s); more than "
+            f"{MAX_WORKERS_PER_CORE} per core ({limit}) is refused unless you ask for it with "
+            f"{executor}:workers={workers},oversubscribe=true (e.g. for evaluations that mostly wait)"
+        )
+    return workers
+
+
+def _watch(parent: int) -> None:
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:  # reparented: the process that started this worker is gone
+            os._exit(1)
+
+
+def watch_parent(parent: int | None = None) -> None:
+    """In a worker process: exit within ``PARENT_POLL_SECONDS`` once its parent (the driver) is gone.
+
+    ``parent`` is the driver's pid, as the driver passed it when it started the worker (default:
+    the parent now), so that a worker started just after the driver died exits at once. Started
+    once per process (a pool's initializer), as a daemon thread; a worker hung in an evaluation
+    exits as well. Call it only in processes that blackbox's executors started, never in the driver.
+    """
+    if _watching:
+        return
+    parent = os.getppid() if parent is None else int(parent)
+    if os.getppid() != parent:
+        os._exit(1)
+    _watching.append(parent)
+    threading.Thread(target=_watch, args=(parent,), name="blackbox-watch-parent", daemon=True).start()
+
+
+def private_memory(pid: int | str = "self") -> int | None:
+    """Bytes of ``pid``'s own memory: anonymous resident pages plus swap (``Anonymous + Swap`` of
+    ``/proc/PID/smaps_rollup``, exact; else ``RssAnon + VmSwap`` of ``/proc/PID/status``, which the
+    kernel updates lazily); None where ``/proc`` does not say (not Linux)."""
+    for name, keys in (("smaps_rollup", ("Anonymous", "Swap")), ("status", ("RssAnon", "VmSwap"))):
+        try:
+            with open(f"/proc/{pid}/{name}", encoding="ascii") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line and not line[0].isdigit())
+        except (OSError, ValueError):
+            continue
+        if keys[0] in fields:
+            try:
+                return sum(int(fields[key].split()[0]) * 1024 for key in keys if key in fields)
+            except ValueError:
+                continue
+    return None
