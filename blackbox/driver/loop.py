@@ -69,10 +69,13 @@ class Callback:
 
 
 class _FunctionCallback(Callback):
+    """A plain function ``(record) -> bool`` as a callback; the stop reason names the function."""
+
     def __init__(self, fn: Callable[[Record], Any]):
         self.fn = fn
+        self.stop_reason = f"callback {getattr(fn, '__qualname__', None) or type(fn).__name__} asked to stop"
 
-    def on_generation(self, run, record):
+    def on_generation(self, run: Run, record: Record) -> bool:
         return bool(self.fn(record))
 
 

@@ -150,3 +150,14 @@ def test_evaluation_seeds_prefix_and_shared():
     assert np.array_equal(a[:4], b)
     shared = bb.evaluation_seeds(1, 3, np.arange(10), shared=True)
     assert len(set(shared.tolist())) == 1
+
+
+def test_a_plain_function_callback_that_stops_the_run_is_named_in_the_stop_reason():
+    def enough(record):
+        return record.generation >= 2
+
+    result = bb.optimize("openai-es", "quadratic:dim=3", max_generations=10, seed=0, callbacks=[enough])
+    assert result.stop_reason == (
+        "callback test_a_plain_function_callback_that_stops_the_run_is_named_in_the_stop_reason.<locals>.enough "
+        "asked to stop")
+    assert [r.generation for r in result.records][-1] == 2 and len(result.records) < 10
