@@ -2,8 +2,9 @@
 
 They name a strategy, problem or executor and its options on the command line and in config files:
 ``gym:CartPole-v1``, ``quadratic:dim=100``, ``ray:address=auto``, ``loky:workers=4``. Values are
-parsed as int, float, bool (``true``/``false``), ``none``, a ``[list, of, values]`` or, failing
-those, a string (quote it to keep ``"1"`` a string). A malformed spec gets a SpecError that shows
+parsed as int, float, bool (``true``/``false``), ``none``, a ``[list, of, values]``, a
+``{key=value, ...}`` table (``gym:Pendulum-v1,env_kwargs={g=9.0}``) or, failing those, a string
+(quote it to keep ``"1"`` a string). A malformed spec gets a SpecError that shows
 the spec with a caret under the place where it broke.
 """
 
@@ -41,7 +42,7 @@ def _fail(spec: str, position: int, message: str) -> SpecError:
 
 
 def parse_value(text: str) -> Any:
-    """Parse one option value: int, float, bool, none, a list, or a string."""
+    """Parse one option value: int, float, bool, none, a list, a ``{key=value}`` table, or a string."""
     raw = text.strip()
     low = raw.lower()
     if low in ("true", "yes", "on"):
@@ -59,11 +60,32 @@ def parse_value(text: str) -> Any:
     if raw.startswith("[") and raw.endswith("]"):
         inner = raw[1:-1].strip()
         return [parse_value(part) for part in _split_top(inner, raw)] if inner else []
+    if raw.startswith("{") and raw.endswith("}"):
+        return _parse_table(raw)
     return raw
 
 
+def _parse_table(raw: str) -> dict[str, Any]:
+    """``{key=value, ...}`` (values as :func:`parse_value` reads them) as a dict."""
+    inner = raw[1:-1].strip()
+    table: dict[str, Any] = {}
+    for part in _split_top(inner, raw, 1) if inner else []:
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
+            key = key[1:-1]
+        elif not _KEY.fullmatch(key):
+            raise SpecError(f"bad table {raw!r}: key {key!r} is not an identifier; write {{key=value, ...}}")
+        if not eq or not value.strip():
+            raise SpecError(f"bad table {raw!r}: {key!r} has no value; write {{key=value, ...}}")
+        if key in table:
+            raise SpecError(f"bad table {raw!r}: key {key!r} given twice")
+        table[key] = parse_value(value)
+    return table
+
+
 def _split_top(text: str, spec: str, base: int = 0) -> list[str]:
-    """Split on commas outside brackets and quotes."""
+    """Split on commas outside brackets, braces and quotes."""
     parts, depth, quote, start = [], 0, None, 0
     for i, ch in enumerate(text):
         if quote:
@@ -71,19 +93,19 @@ def _split_top(text: str, spec: str, base: int = 0) -> list[str]:
                 quote = None
         elif ch in "'\"":
             quote = ch
-        elif ch == "[":
+        elif ch in "[{":
             depth += 1
-        elif ch == "]":
+        elif ch in "]}":
             depth -= 1
             if depth < 0:
-                raise _fail(spec, base + i, "unbalanced ']'")
+                raise _fail(spec, base + i, f"unbalanced {ch!r}")
         elif ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1
     if quote:
         raise _fail(spec, base + len(text), f"unclosed quote {quote}")
     if depth:
-        raise _fail(spec, base + len(text), "unclosed '['")
+        raise _fail(spec, base + len(text), "unclosed '[' or '{'")
     parts.append(text[start:])
     return parts
 
@@ -112,7 +134,7 @@ def parse_spec(spec: str) -> Spec:
         if not part.strip():
             raise _fail(spec, where, "empty option (two commas in a row, or a trailing comma?)")
         key, eq, value = part.partition("=")
-        if eq and not (key.strip().startswith(("'", '"', "["))):
+        if eq and not (key.strip().startswith(("'", '"', "[", "{"))):
             key = key.strip()
             if not _KEY.fullmatch(key):
                 raise _fail(spec, where, f"option name {key!r} is not an identifier")
@@ -138,8 +160,11 @@ def format_spec(name: str, *args: Any, **kwargs: Any) -> str:
             return "none"
         if isinstance(value, (list, tuple)):
             return "[" + ",".join(fmt(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{k if _KEY.fullmatch(k) else chr(34) + k + chr(34)}={fmt(v)}"
+                                  for k, v in value.items()) + "}"
         text = str(value)
-        if isinstance(value, str) and (parse_value(text) != value or any(c in text for c in ",[]=")):
+        if isinstance(value, str) and (parse_value(text) != value or any(c in text for c in ",[]{}=")):
             return '"' + text + '"'
         return text
 

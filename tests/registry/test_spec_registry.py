@@ -66,3 +66,28 @@ def test_entry_points_are_not_read_at_import():
             "m.distributions=lambda *a, **k: calls.append(1) or orig(*a, **k)\n"
             "import blackbox; assert calls == [], calls; blackbox.make_problem('sphere'); assert calls\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_table_value_in_a_spec_string():
+    from blackbox.registry.spec import format_spec, parse_spec
+
+    spec = parse_spec('gym:Pendulum-v1,env_kwargs={g=9.0,"odd key"=[1,2],inner={a=none}},seed=3')
+    assert spec.args == ["Pendulum-v1"]
+    assert spec.kwargs == {"env_kwargs": {"g": 9.0, "odd key": [1, 2], "inner": {"a": None}}, "seed": 3}
+    assert parse_spec(format_spec(spec.name, *spec.args, **spec.kwargs)) == spec
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("gym:x,env_kwargs={g=9.0", "bad spec 'gym:x,env_kwargs={g=9.0': unclosed '[' or '{'"),
+    ("gym:x,env_kwargs=g}", "bad spec 'gym:x,env_kwargs=g}': unbalanced '}'"),
+    ("gym:x,env_kwargs={1a=2}", "bad table '{1a=2}': key '1a' is not an identifier; write {key=value, ...}"),
+    ("gym:x,env_kwargs={g}", "bad table '{g}': 'g' has no value; write {key=value, ...}"),
+    ("gym:x,env_kwargs={g=1,g=2}", "bad table '{g=1,g=2}': key 'g' given twice"),
+])
+def test_a_bad_table_in_a_spec_string_is_one_clear_error(spec, message):
+    from blackbox.errors import SpecError
+    from blackbox.registry.spec import parse_spec
+
+    with pytest.raises(SpecError) as info:
+        parse_spec(spec)
+    assert str(info.value).splitlines()[0] == message
