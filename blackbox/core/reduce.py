@@ -111,9 +111,13 @@ class ReductionPlan:
         """The bitmask of every block (what a finished sum must cover)."""
         return (1 << self.n_blocks) - 1
 
-    def block_sums(self, blocks: Iterable[int] | None = None) -> PartialSums:
-        """The int64 sums of ``blocks`` (default: all), in any order: same integers either way."""
-        return _block_sums(self, range(self.n_blocks) if blocks is None else blocks)
+    def block_sums(self, blocks: Iterable[int] | None = None, *, threads: int = 1) -> PartialSums:
+        """The int64 sums of ``blocks`` (default: all), in any order: same integers either way.
+
+        ``threads`` > 1 splits the columns among threads (numpy releases the GIL): every element is
+        computed by the same operations in the same order, so the integers do not change.
+        """
+        return _block_sums(self, range(self.n_blocks) if blocks is None else blocks, threads)
 
     def zeros(self) -> PartialSums:
         """The sum of no block (the neutral element of :func:`combine`)."""
@@ -291,8 +295,8 @@ def _exponent(what: str, coefficients: np.ndarray, peak: float) -> int:
     return _HEADROOM_BITS - exponent
 
 
-def _block_sums(plan: ReductionPlan, blocks: Iterable[int]) -> PartialSums:
-    dim, data = plan.dim, plan.table.data
+def _block_sums(plan: ReductionPlan, blocks: Iterable[int], threads: int = 1) -> PartialSums:
+    dim = plan.dim
     linear_total = np.zeros(dim, dtype=np.int64)
     squares_total = None if plan.squares is None else np.zeros(dim, dtype=np.int64)
     mask = 0
@@ -311,12 +315,30 @@ def _block_sums(plan: ReductionPlan, blocks: Iterable[int]) -> PartialSums:
                    if c != 0.0 or v != 0.0]
         if entries:
             work.append(entries)
-    chunk = min(dim, _CHUNK)
-    acc, acc_sq, tmp = (np.empty(chunk, dtype=np.float32) for _ in range(3))
-    scratch = np.empty(chunk, dtype=np.int64)
-    # Columns outermost: the accumulators and this chunk of the totals stay in the cache.
-    for start in range(0, dim, chunk):
-        stop = min(start + chunk, dim)
+    chunks = [(start, min(start + _CHUNK, dim)) for start in range(0, dim, _CHUNK)]
+    threads = max(1, min(int(threads), len(chunks)))
+    if threads == 1 or not work:
+        _sum_chunks(plan, work, chunks, linear_total, squares_total)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:  # each thread owns whole chunks: disjoint columns
+            done = [pool.submit(_sum_chunks, plan, work, chunks[i::threads], linear_total, squares_total)
+                    for i in range(threads)]
+            for future in done:
+                future.result()
+    return PartialSums(plan.key, mask, linear_total, squares_total)
+
+
+def _sum_chunks(plan: ReductionPlan, work: list, chunks: list[tuple[int, int]],
+                linear_total: np.ndarray, squares_total: np.ndarray | None) -> None:
+    """Add the blocks of ``work`` to the totals, column chunk by column chunk (columns outermost:
+    the accumulators and this chunk of the totals stay in the cache)."""
+    data = plan.table.data
+    width = max((stop - start for start, stop in chunks), default=0)
+    acc, acc_sq, tmp = (np.empty(width, dtype=np.float32) for _ in range(3))
+    scratch = np.empty(width, dtype=np.int64)
+    for start, stop in chunks:
         a, a_sq, t = acc[: stop - start], acc_sq[: stop - start], tmp[: stop - start]
         for entries in work:
             a[...] = 0.0
@@ -333,7 +355,6 @@ def _block_sums(plan: ReductionPlan, blocks: Iterable[int]) -> PartialSums:
             _add_fixed(linear_total[start:stop], a, plan.linear_exponent, scratch)
             if squares_total is not None:
                 _add_fixed(squares_total[start:stop], a_sq, plan.square_exponent, scratch)
-    return PartialSums(plan.key, mask, linear_total, squares_total)
 
 
 def _add_fixed(total: np.ndarray, block_sum: np.ndarray, exponent: int, as_int: np.ndarray) -> None:

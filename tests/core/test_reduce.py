@@ -229,6 +229,17 @@ def test_parts_that_do_not_make_one_whole_are_refused():
     assert np.array_equal(reduce.combine(plan.zeros(), plan.block_sums()).linear, plan.block_sums().linear)
 
 
+def test_threads_split_columns_without_changing_a_bit(monkeypatch):
+    monkeypatch.setattr(reduce, "_CHUNK", 16)  # several column chunks at a small dim
+    rng = np.random.default_rng(9)
+    pop = population(rng, 900, 100)
+    w, v = weights_for(rng, 900, "ranks"), weights_for(rng, 900, "raw")
+    plan = reduce.plan_sums(pop, w, v)
+    one, three = plan.block_sums(), plan.block_sums(threads=3)
+    assert np.array_equal(one.linear, three.linear) and np.array_equal(one.squares, three.squares)
+    assert np.array_equal(plan.block_sums([1, 5], threads=4).linear, plan.block_sums([5, 1]).linear)
+
+
 def test_blocks_depend_on_the_population_only():
     rng = np.random.default_rng(8)
     pop = population(rng, 1000, 3)
