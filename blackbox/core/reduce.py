@@ -49,7 +49,7 @@ from .noise import NoiseTable
 
 __all__ = [
     "REDUCTION", "BLOCK_SLICES", "ReductionPlan", "PartialSums", "plan_sums", "block_count",
-    "combine", "weighted_sum", "weighted_sums",
+    "combine", "weighted_sum", "weighted_sums", "block_sums",
 ]
 
 #: The name of this reduction, recorded in a strategy's state: blocks, order, fixed point.
@@ -238,6 +238,13 @@ def weighted_sums(population, weights: np.ndarray, square_weights: np.ndarray) -
     plan = plan_sums(population, weights, square_weights)
     linear, squares = plan.finish(plan.block_sums())
     return linear, squares
+
+
+def block_sums(population, coefficients: np.ndarray, square_coefficients: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The strategies' default reducer: every block of the fixed-block sums, in this process."""
+    plan = plan_sums(population, coefficients, square_coefficients)
+    return plan.finish(plan.block_sums())
 
 
 # -- internals ------------------------------------------------------------------------------

@@ -13,6 +13,11 @@ A strategy declares its hyperparameters once, as a ``Params`` dataclass (:mod:`b
 and the attributes that evolve as it runs in ``state_fields`` (:mod:`blackbox.core.state`); the
 base class builds the constructor's options and the state I/O from those declarations. ``tell``
 reduces a compact population through :meth:`Strategy.reduce`, the one place an executor can take over.
+
+The reduction in use is part of the state (``state_dict()["reduction"]``): new strategies use
+:data:`~blackbox.core.reduce.REDUCTION`, whose bits do not depend on how the sums are split among
+threads, processes or machines (:mod:`blackbox.core.reduce`); a state without the key (written by
+0.1.0) resumes with 0.1.0's one float32 pass, bit-identically.
 """
 
 from __future__ import annotations
@@ -30,12 +35,18 @@ from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
+from .reduce import REDUCTION, block_sums
 from .state import load_fields, save_fields
 
-__all__ = ["Strategy", "Reducer", "population_sums", "check_fitness"]
+__all__ = ["Strategy", "Reducer", "population_sums", "check_fitness", "LEGACY_REDUCTION", "REDUCTIONS"]
 
-#: The keys every ``state_dict()`` has, whatever the strategy.
+#: The keys every ``state_dict()`` has, whatever the strategy (``"reduction"`` too, but a state
+#: written by 0.1.0 lacks it).
 BASE_STATE = ("strategy", "dim", "popsize", "seed", "generation", "rng", "center", "sigma", "update_norm")
+#: 0.1.0's reduction: one float32 pass over the distinct slices in offset order, in one process.
+LEGACY_REDUCTION = "float32"
+#: The reductions this version computes, by the name a state records.
+REDUCTIONS = (REDUCTION, LEGACY_REDUCTION)
 
 
 class Reducer(Protocol):
@@ -43,7 +54,9 @@ class Reducer(Protocol):
 
     ``(sum_i c_i s_i eps_i, sum_i q_i eps_i**2)`` for coefficients ``c`` and square coefficients
     ``q`` (None: the second sum is not needed and None is returned for it), with ``eps_i`` row
-    i's noise-table slice and ``s_i`` its sign, as float32 vectors of length ``dim``.
+    i's noise-table slice and ``s_i`` its sign, as float64 vectors of length ``dim``, with the bits
+    of :func:`blackbox.core.reduce.block_sums` (an executor that takes over may split the blocks
+    any way it likes: the integers it adds do not depend on the split).
     """
 
     def __call__(self, population: Population, coefficients: np.ndarray,
@@ -52,7 +65,8 @@ class Reducer(Protocol):
 
 def population_sums(population: Population, coefficients: np.ndarray,
                     square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The default :class:`Reducer`: ``Population.noise_weighted_sum(s)``, in this process."""
+    """0.1.0's reduction (:data:`LEGACY_REDUCTION`): ``Population.noise_weighted_sum(s)``, float32, in
+    this process. A strategy whose state says ``"float32"`` (a run started by 0.1.0) reduces with it."""
     if square_coefficients is None:
         return population.noise_weighted_sum(coefficients), None
     return population.noise_weighted_sums(coefficients, square_coefficients)
@@ -120,8 +134,9 @@ class Strategy(ABC):
     state_rows: ClassVar[tuple[str, ...]] = ()
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
-    #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
-    reducer: Reducer = staticmethod(population_sums)  # type: ignore[assignment]
+    #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: the fixed
+    #: blocks summed in this process).
+    reducer: Reducer = staticmethod(block_sums)  # type: ignore[assignment]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -155,6 +170,8 @@ class Strategy(ABC):
         self._pending: Population | None = None
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
+        #: The reduction of the noise-weighted sums (a state written by 0.1.0 sets LEGACY_REDUCTION).
+        self.reduction: str = REDUCTION
         if self.Params is not None:
             self._setup()
 
@@ -258,6 +275,7 @@ class Strategy(ABC):
             "center": self._center.copy(),
             "sigma": self.sigma,
             "update_norm": self.update_norm,
+            "reduction": self.reduction,
         }
         state.update(save_fields(self, self.state_fields))
         state.update(self._state_dict())
@@ -283,6 +301,12 @@ class Strategy(ABC):
         check_state_layout({key: template[key] for key in declared}, state)
         if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
             raise ConfigError("state_dict center is not finite")
+        reduction = state.get("reduction", LEGACY_REDUCTION)  # absent: written by 0.1.0
+        if reduction not in REDUCTIONS:
+            raise ConfigError(
+                f"state_dict reduction {reduction!r} is not known to this version of blackbox (it knows "
+                f"{', '.join(repr(r) for r in REDUCTIONS)}); resume the run with the version that wrote it"
+            )
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.seed = int(state["seed"])
         self.generation = int(state["generation"])
@@ -292,6 +316,7 @@ class Strategy(ABC):
         self._pending = None
         self._rng_state_at_ask = None
         self._diverged = None
+        self.reduction = str(reduction)
         load_fields(self, self.state_fields, state, rows=self.state_rows)
         self._load_state_dict(state)
 
@@ -305,7 +330,10 @@ class Strategy(ABC):
     def reduce(self, population: Population, coefficients: np.ndarray,
                square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """The noise-weighted sums of a compact population (see :class:`Reducer`): the one place
-        where ``tell`` reduces the rows, through ``self.reducer``."""
+        where ``tell`` reduces the rows, through ``self.reducer`` (or, for a run started by 0.1.0,
+        with 0.1.0's float32 pass in this process, so that it continues bit-identically)."""
+        if self.reduction == LEGACY_REDUCTION:
+            return population_sums(population, coefficients, square_coefficients)
         return self.reducer(population, coefficients, square_coefficients)
 
     def stop_reason(self) -> str | None:
