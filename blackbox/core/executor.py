@@ -93,6 +93,12 @@ class Executor(ABC):
     ) -> EvalResult:
         """Scores of every row of ``population``, in row order; ``state`` is the problem's."""
 
+    def bind(self, strategy: Any) -> None:
+        """The strategy the run drives (``optimize`` calls it after ``start``, and with None when the
+        run is over). An executor that can take over the noise-weighted sums of ``tell`` (the Ray
+        cluster executor) sets ``strategy.reducer`` here and restores it on ``bind(None)``; the sums
+        it returns must have the bits of the strategy's own reduction. Default: nothing."""
+
     def close(self) -> None:
         """Release workers; the executor can be started again afterwards."""
         self.problem = None

@@ -49,7 +49,7 @@ from .noise import NoiseTable
 
 __all__ = [
     "REDUCTION", "BLOCK_SLICES", "ReductionPlan", "PartialSums", "plan_sums", "block_count",
-    "combine", "weighted_sum", "weighted_sums", "block_sums",
+    "combine", "weighted_sum", "weighted_sums", "block_sums", "add_checked",
 ]
 
 #: The name of this reduction, recorded in a strategy's state: blocks, order, fixed point.
@@ -377,6 +377,12 @@ def _add_fixed(total: np.ndarray, block_sum: np.ndarray, exponent: int, as_int: 
     else:
         as_int[...] = np.rint(block_sum.astype(np.float64) * math.ldexp(1.0, exponent))
     np.add(total, as_int, out=total)
+
+
+def add_checked(total: np.ndarray, part: np.ndarray) -> None:
+    """``total += part`` for int64 fixed-point sums (or chunks of them) of one plan, refusing any
+    integer beyond the bound a plan guarantees instead of wrapping: what a reduction tree adds."""
+    _add_checked(total, part)
 
 
 def _add_checked(total: np.ndarray, part: np.ndarray) -> None:

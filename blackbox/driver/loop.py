@@ -270,6 +270,7 @@ def optimize(
     error: BaseException | None = None
     executor.start(problem)
     try:
+        executor.bind(strategy)
         for hook in hooks:
             hook.on_start(run)
         met = _already_met(conditions, run.records)
@@ -302,6 +303,7 @@ def optimize(
             stop_reason=reason, records=run.records, strategy=strategy,
         )
         try:
+            executor.bind(None)
             _end_hooks(hooks, run, result, error)
         finally:
             if owned:
