@@ -17,7 +17,7 @@ import numpy as np
 import blackbox
 from blackbox.errors import WorkerError
 
-__all__ = ["node_facts", "driver_facts", "check_node", "unreachable"]
+__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address"]
 
 
 def _probe() -> str:
@@ -67,6 +67,21 @@ def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:
             f"{where} computes other bits than the driver in an arithmetic probe (a flush-to-zero mode, "
             f"or another numpy build); run every node on the driver's software image"
         )
+
+
+def probe_address(address: str, timeout: float = 5.0) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) that accepts no connection within ``timeout``
+    seconds (``ray.init`` would retry for minutes). ``auto`` and other forms are left to Ray."""
+    import socket
+
+    text = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise unreachable(address, exc) from None
 
 
 def unreachable(address: str, error: BaseException) -> WorkerError:

@@ -44,7 +44,7 @@ from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
 from blackbox.executors.wire import DispatchStats, pickle_problem
 
-from .checks import check_node, driver_facts, unreachable
+from .checks import check_node, driver_facts, probe_address, unreachable
 from .node import NodeAggregator, decode_info
 
 __all__ = ["RayExecutor", "ClusterStats"]
@@ -167,6 +167,7 @@ class RayExecutor(Executor):
                     _bind_to_localhost()
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False, logging_level="ERROR")
             else:
+                probe_address(self.address)
                 try:
                     ray.init(address=self.address, logging_level="ERROR")
                 except (ConnectionError, RuntimeError, ValueError) as exc:
