@@ -56,7 +56,7 @@ class ClusterStats(DispatchStats):
 
     node_calls: int = 0  # driver -> node calls: one per node a generation, plus redo rounds
     rounds: int = 0  # rounds of calls (one a generation unless a node was lost)
-    nodes_lost: int = 0
+    nodes_lost: int = 0  # aggregators lost in a generation (their node, or their process); also in worker_failures
     nodes_joined: int = 0
     rows_stolen: int = 0
     rows_backed_up: int = 0
@@ -187,7 +187,10 @@ class RayExecutor(Executor):
         self._budget = self.actors
         self._launch_missing(ray)
         deadline = time.monotonic() + self.node_timeout
-        while self._pending and time.monotonic() < deadline:  # at start, wait for every node once
+        # At start, wait for every node once (and relaunch on a node whose aggregator died starting)
+        while (self._pending or not self._nodes) and time.monotonic() < deadline:
+            if not self._pending:
+                self._launch_missing(ray)
             self._admit_ready(ray, timeout=min(1.0, max(0.0, deadline - time.monotonic())), strict=True)
         if not self._nodes:
             self._no_node()
@@ -295,7 +298,8 @@ class RayExecutor(Executor):
         except Exception:  # noqa: BLE001 - a strategy that cannot travel is reduced by the driver
             return
         self._replica_ref = ray.put(replica)
-        ray.get([actor.load_replica.remote(self._replica_ref) for actor in self._nodes.values()])
+        for actor in self._nodes.values():  # runs before its next call; a dead one shows in that call
+            actor.load_replica.remote(self._replica_ref)
         strategy.reducer = _NodeReducer(self)
         self._capture = True
 
@@ -377,6 +381,7 @@ class RayExecutor(Executor):
                 self._nodes.pop(node_id, None)
                 self._restore_budget(node_id)
                 self.stats.nodes_lost += 1
+                self.stats.worker_failures += 1
                 continue
             except ray.exceptions.RayTaskError as exc:
                 raise exc.as_instanceof_cause() from None
