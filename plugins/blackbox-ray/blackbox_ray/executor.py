@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import pickle
 import sys
 import time
 import uuid
@@ -45,7 +46,7 @@ from blackbox.errors import ConfigError, WorkerError
 from blackbox.executors.wire import DispatchStats, pickle_problem
 
 from .checks import check_node, driver_facts, probe_address, unreachable
-from .node import NodeAggregator, decode_info
+from .node import BUNDLE_CHUNK, NodeAggregator, decode_info
 
 __all__ = ["RayExecutor", "ClusterStats"]
 
@@ -328,8 +329,9 @@ class RayExecutor(Executor):
         shared, parts = population.split(1, seeds=seeds, state=state, number=self._number)
         rows = parts[0]
         n = len(rows)
-        bundle = ray.put((shared, rows))
-        self.stats.broadcast_bytes += shared.nbytes + rows.nbytes
+        payload = pickle.dumps((shared, rows), protocol=5)
+        bundle = [ray.put(payload[i:i + BUNDLE_CHUNK]) for i in range(0, len(payload), BUNDLE_CHUNK)]
+        self.stats.broadcast_bytes += len(payload)
         capture = self._capture and population.is_compact and population.table is not None
         fitness, steps = np.zeros(n), np.zeros(n, dtype=np.int64)
         present = np.zeros(n, dtype=bool)

@@ -23,6 +23,7 @@ import asyncio
 import collections
 import concurrent.futures as cf
 import os
+import pickle
 import platform
 import time
 from typing import Any
@@ -40,10 +41,12 @@ from blackbox.executors.worker import Failure, decode_outcome, limit_threads, th
 
 from .checks import node_facts
 
-__all__ = ["NodeAggregator", "CHUNK", "encode_info", "decode_info"]
+__all__ = ["NodeAggregator", "CHUNK", "BUNDLE_CHUNK", "encode_info", "decode_info"]
 
 #: Integers a reduction-tree message carries (1 MiB): the levels of the tree overlap chunk by chunk.
 CHUNK = 2**17
+#: Bytes of a chunk of the generation's bundle on its way down the tree.
+BUNDLE_CHUNK = 2**20
 
 
 class _Captured(Exception):
@@ -120,6 +123,7 @@ class NodeAggregator:
         self.backed_up: set[int] = set()
         self.published = asyncio.Event()
         self.tree: dict[int, asyncio.Future] = {}
+        self.copies: dict[int, asyncio.Future] = {}
         self.stats: collections.Counter = collections.Counter()
 
     # -- what the driver calls ----------------------------------------------------------------
@@ -136,10 +140,12 @@ class NodeAggregator:
         self.replica = cloudpickle.loads(replica_bytes)
         return True
 
-    async def generation(self, g: Any, bundle: tuple[Shared, Rows], share: list[int], peers: list, rank: int,
+    async def generation(self, g: Any, bundle: list, share: list[int], peers: list, rank: int,
                          known: tuple[np.ndarray, np.ndarray], capture: bool) -> dict[str, Any]:
         """Evaluate ``share`` (row positions) with the peers' help, exchange fitness, and reduce.
 
+        ``bundle``: object refs of the chunks of the pickled ``(Shared, Rows)`` of the generation;
+        node 0 reads them from the driver, every other node from its parent in the tree.
         ``known``: row positions and fitness of the rows done in an earlier round of this
         generation, so that a round after a node loss evaluates only the missing rows.
         """
@@ -154,8 +160,13 @@ class NodeAggregator:
         if self.problem_error is not None:
             raise WorkerError(self.problem_error)
         self._new_state()
-        shared, rows = bundle
-        self.g, self.shared, self.rows, self.peers, self.rank = g, shared, rows, peers, rank
+        self.g, self.peers, self.rank = g, peers, rank
+        try:
+            shared, rows = await self._receive(bundle)
+        except _PeerLost as exc:
+            return self._incomplete({"index": np.zeros(0, dtype=np.int64), "fitness": np.zeros(0),
+                                     "steps": np.zeros(0, dtype=np.int64), "info": {}}, str(exc))
+        self.shared, self.rows = shared, rows
         self.have = np.zeros(len(rows), dtype=bool)
         self.queue.extend(share)
         self.pool.open(shared)
@@ -226,11 +237,41 @@ class NodeAggregator:
         values = np.concatenate([r.fitness for _, r in self.parts]) if self.parts else np.zeros(0)
         return index, values
 
+    async def bundle_chunk(self, g: Any, i: int) -> list:
+        """``[ref]`` to this node's copy of chunk ``i`` of the generation's bundle (for a child)."""
+        while self.g != g or i not in self.copies:
+            await asyncio.sleep(0.001)
+        return [await self.copies[i]]
+
     async def partial_chunk(self, g: Any, i: int) -> np.ndarray:
         """Chunk ``i`` of this node's subtree sum (its blocks plus its children's subtrees)."""
         while self.g != g or i not in self.tree:
             await asyncio.sleep(0.001)
         return await self.tree[i]
+
+    # -- the generation's bundle, down the tree ------------------------------------------------------
+    async def _receive(self, sources: list) -> tuple[Shared, Rows]:
+        """The bundle's chunks from the driver (node 0) or from the parent, each kept as a copy that
+        this node's children read: a node sends at most two copies, and the levels overlap."""
+        import ray
+
+        loop = asyncio.get_running_loop()
+        for i in range(len(sources)):
+            self.copies[i] = loop.create_future()
+        parent = (self.rank - 1) // 2
+
+        async def chunk(i: int) -> bytes:
+            try:
+                ref = sources[i] if self.rank == 0 else (await self.peers[parent].bundle_chunk.remote(self.g, i))[0]
+                data = await ref
+            except Exception as exc:  # noqa: BLE001 - the parent is gone
+                self.copies[i].set_exception(_PeerLost(f"node {parent} failed: {type(exc).__name__}"))
+                raise _PeerLost(f"node {parent} failed: {type(exc).__name__}") from exc
+            self.copies[i].set_result(ray.put(data))
+            return data
+
+        parts = await asyncio.gather(*(chunk(i) for i in range(len(sources))))
+        return pickle.loads(b"".join(parts))
 
     # -- evaluation ------------------------------------------------------------------------------
     async def _evaluate(self) -> None:

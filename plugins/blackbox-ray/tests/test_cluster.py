@@ -85,6 +85,25 @@ def test_three_nodes_bit_identical_one_call_per_node_and_no_ref_loop(cluster, mo
     assert stats.node_reductions == stats.generations and stats.driver_reductions == 0
 
 
+def test_large_vectors_travel_down_and_up_the_tree_in_chunks(cluster, monkeypatch):
+    """dim 150,000: the bundle crosses the tree in 64 KiB chunks (patched here), and the sums of
+    pgpe (linear and squared: 300,000 integers) go up it in three 1 MiB chunks."""
+    import blackbox_ray.executor
+
+    monkeypatch.setattr(blackbox_ray.executor, "BUNDLE_CHUNK", 2**16)
+
+    def pgpe(executor):
+        strategy = bb.make_strategy("pgpe", dim=150_000, popsize=200, seed=3)
+        return bb.optimize(strategy, Stateful(150_000), executor, generations=2, seed=5)
+
+    reference = pgpe("serial")
+    executor = RayExecutor()
+    result = pgpe(executor)
+    executor.close()
+    assert_same(result, reference)
+    assert executor.stats.node_reductions == 2 and executor.stats.broadcast_bytes > 2 * 2**20
+
+
 @pytest.mark.reliability_long
 def test_a_node_lost_mid_generation_with_no_spare_cpu(cluster):
     made, nodes = cluster
