@@ -170,6 +170,11 @@ class Strategy(ABC):
         self._pending: Population | None = None
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
+        # The pipelined mode: a population asked ahead of the pending one's tell, and whether the
+        # pending population must be kept in the state (it was sampled before an update it now follows).
+        self._ahead: Population | None = None
+        self._rng_state_at_ahead: Mapping[str, Any] | None = None
+        self._pending_kept = False
         #: The reduction of the noise-weighted sums (a state written by 0.1.0 sets LEGACY_REDUCTION).
         self.reduction: str = REDUCTION
         if self.Params is not None:
@@ -197,6 +202,11 @@ class Strategy(ABC):
         """True between ``ask()`` and the matching ``tell()``."""
         return self._pending is not None
 
+    @property
+    def pending_population(self) -> Population | None:
+        """The population the next ``tell()`` is for (None when nothing is pending)."""
+        return self._pending
+
     def ask(self) -> Population:
         """Sample the next population (``popsize`` rows of ``dim`` parameters)."""
         self._check_usable()
@@ -210,6 +220,22 @@ class Strategy(ABC):
         population = self._ask()
         self._pending = population
         return population
+
+    def ask_ahead(self) -> Population:
+        """Sample the population after the pending one, now, around the current center: the
+        pipelined mode (generation g+1 evaluated while g finishes; its update is one generation
+        old when it is told). ``tell`` then applies to the pending population and the one asked
+        ahead becomes pending; the order of asks and tells fixes every bit of the run."""
+        self._check_usable()
+        if self._pending is None:
+            raise StateError("ask_ahead() needs a pending population; call ask() first, then ask_ahead()")
+        if self._ahead is not None:
+            raise StateError(
+                "ask_ahead() called twice without tell(); tell() the pending population's fitness first"
+            )
+        self._rng_state_at_ahead = self.rng.bit_generator.state
+        self._ahead = self._ask()
+        return self._ahead
 
     def tell(self, fitness: Any) -> None:
         """Update from one fitness value per row of the last ``ask()`` (higher is better).
@@ -234,8 +260,9 @@ class Strategy(ABC):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
             norm = float(np.linalg.norm(self._center - previous))
-        self._pending = None
-        self._rng_state_at_ask = None
+        self._pending, self._ahead = self._ahead, None  # a population asked ahead is now pending
+        self._pending_kept = self._pending is not None
+        self._rng_state_at_ask = self._rng_state_at_ahead = None
         self.generation += 1
         self.update_norm = float(norm)
 
@@ -265,6 +292,10 @@ class Strategy(ABC):
         after loading, the next ``ask()`` returns the same population again.
         """
         rng_state = self._rng_state_at_ask if self._pending is not None else self.rng.bit_generator.state
+        pending = None
+        if self._pending_kept:  # sampled before the last update: keep it, and the generator after it
+            pending = population_state(self._pending)
+            rng_state = self._rng_state_at_ahead or self.rng.bit_generator.state
         state = {
             "strategy": self.name or type(self).__name__,
             "dim": self.dim,
@@ -277,6 +308,8 @@ class Strategy(ABC):
             "update_norm": self.update_norm,
             "reduction": self.reduction,
         }
+        if pending is not None:
+            state["pending"] = pending
         state.update(save_fields(self, self.state_fields))
         state.update(self._state_dict())
         return state
@@ -316,6 +349,9 @@ class Strategy(ABC):
         self._pending = None
         self._rng_state_at_ask = None
         self._diverged = None
+        self._ahead, self._rng_state_at_ahead, self._pending_kept = None, None, False
+        if "pending" in state:  # a population asked ahead (pipelined mode): pending again, as saved
+            self._pending, self._pending_kept = population_from_state(state["pending"], self.dim), True
         self.reduction = str(reduction)
         load_fields(self, self.state_fields, state, rows=self.state_rows)
         self._load_state_dict(state)
@@ -363,6 +399,40 @@ class Strategy(ABC):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+
+
+def population_state(population: Population) -> dict[str, Any]:
+    """A population as plain data (arrays and numbers), to keep in a state."""
+    if population.table is None:
+        return {"dense": population.params.copy(), "groups": population.groups.copy()}
+    return {"bases": population.bases.copy(), "parents": population.parents.copy(),
+            "offsets": population.offsets.copy(), "signs": population.signs.copy(),
+            "groups": population.groups.copy(), "sigma": np.array(population.sigma, dtype=np.float64),
+            "table": np.array([population.table.size, population.table.seed], dtype=np.int64)}
+
+
+def population_from_state(state: Mapping[str, Any], dim: int) -> Population:
+    """The population :func:`population_state` describes (ConfigError if it does not fit ``dim``)."""
+    from .noise import NoiseTable
+
+    try:
+        groups = np.asarray(state["groups"], dtype=np.int64)
+        if "dense" in state:
+            dense = np.asarray(state["dense"], dtype=np.float64)
+            if dense.ndim != 2 or dense.shape[1] != dim or len(dense) != len(groups):
+                raise ValueError(f"dense rows of shape {dense.shape}")
+            return Population.from_dense(dense, groups)
+        size, seed = (int(v) for v in np.asarray(state["table"]).reshape(2))
+        bases = np.atleast_2d(np.asarray(state["bases"], dtype=np.float64))
+        offsets = np.asarray(state["offsets"], dtype=np.int64)
+        if bases.shape[1] != dim or not (len(offsets) == len(groups) == len(state["signs"]) == len(state["parents"])):
+            raise ValueError("arrays of other lengths")
+        sigma = np.asarray(state["sigma"], dtype=np.float64)
+        return Population.compact(NoiseTable.get(size, seed), bases, offsets, np.asarray(state["signs"], dtype=np.int8),
+                                  float(sigma) if sigma.ndim == 0 else sigma,
+                                  np.asarray(state["parents"], dtype=np.int64), groups)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"state_dict pending population does not fit this strategy: {exc}") from None
 
 
 #: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.

@@ -86,6 +86,8 @@ class Run:
     executor: Executor
     seed: int
     evaluate_center: bool = True
+    #: Pipelined mode: generation g+1 is sampled (ask_ahead) and its inputs fixed before g is told.
+    pipelined: bool = False
     evaluations: int = 0
     steps: int = 0
     elapsed: float = 0.0
@@ -96,6 +98,9 @@ class Run:
     stop: list[Any] = field(default_factory=list)
     settled: bool = True
     _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
+    #: Pipelined mode: the problem's state and the center when the pending population was asked.
+    _pending_state: dict[str, Any] | None = field(default=None, repr=False)
+    _pending_center: np.ndarray | None = field(default=None, repr=False)
 
     def state_dict(self) -> dict[str, Any]:
         """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
@@ -104,6 +109,9 @@ class Run:
             "elapsed": self.elapsed, "best_fitness": self.best_fitness,
             "best_params": self.strategy.center.copy() if self.best_params is None else self.best_params,
             "evaluate_center": self.evaluate_center,
+            **({"pipelined": True, "pending_state": self._pending_state or {},
+                "pending_center": self.strategy.center.copy() if self._pending_center is None else self._pending_center}
+               if self.pipelined else {}),
             "stop": [{"type": type(c).__name__, "state": c.state_dict()}
                      for c in self.stop if isinstance(c, StopCondition)],
         }
@@ -117,6 +125,10 @@ class Run:
         self.best_params = np.array(state["best_params"], dtype=np.float64)
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
+        if state.get("pipelined"):
+            self.pipelined = True
+            self._pending_state = dict(state.get("pending_state") or {})
+            self._pending_center = np.array(state["pending_center"], dtype=np.float64)
         self._stop_state = list(state.get("stop", []))
         if self.stop:
             self.attach_stop(self.stop)  # the conditions already attached take the saved state now
@@ -157,10 +169,13 @@ class Run:
         started = time.perf_counter()
         self.settled = False
         strategy = self.strategy
-        population = strategy.ask()
-        batch = population.with_center(strategy.center) if self.evaluate_center else population
-        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
-        state = self.problem.state_dict()
+        if self.pipelined:
+            batch, seeds, state = self._pipelined_inputs()
+        else:
+            population = strategy.ask()
+            batch = population.with_center(strategy.center) if self.evaluate_center else population
+            seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
+            state = self.problem.state_dict()
         result = self.executor.evaluate(batch, seeds, state or None)
         self.problem.observe(result)
         fitness, center = batch.separate_center(result.fitness)
@@ -172,6 +187,21 @@ class Run:
         record = _make_record(self, fitness, center, time.perf_counter() - started)
         self.records.append(record)
         return record
+
+    def _pipelined_inputs(self):
+        """Generation g's inputs (its population was sampled before g-1 was told, and evaluates
+        under the problem's state of then), after sampling g+1 around the current center."""
+        strategy, problem = self.strategy, self.problem
+        if not strategy.pending:  # the first generation: nothing was asked ahead
+            strategy.ask()
+            self._pending_state, self._pending_center = problem.state_dict(), strategy.center.copy()
+        population = strategy.pending_population
+        batch = population.with_center(self._pending_center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, problem.shared_seed)
+        state = self._pending_state
+        strategy.ask_ahead()  # g+1, around the center of now: one update old when it is told
+        self._pending_state, self._pending_center = problem.state_dict(), strategy.center.copy()
+        return batch, seeds, state
 
     def _track_best(self, batch, result: EvalResult) -> None:
         """Keep the best row seen so far (the center row included); NaN never wins."""
@@ -240,6 +270,7 @@ def optimize(
     stop: Sequence[StopCondition | Callable] = (),
     seed: int | None = None,
     evaluate_center: bool = True,
+    pipelined: bool = False,
     callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
     run: Run | None = None,
     generations: int | None = None,
@@ -263,7 +294,8 @@ def optimize(
                                  max_steps=max_steps, max_time=max_time, target=target, extra=stop)
     strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
-        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center)
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center,
+                  pipelined=bool(pipelined))
     run.attach_stop(conditions)
     hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"

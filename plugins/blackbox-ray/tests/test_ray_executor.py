@@ -94,3 +94,15 @@ def test_evaluation_error_names_row_seed_and_cause(local_ray):
     assert (info.value.row, info.value.seed) == (6, 106)
     assert str(info.value) == "evaluation of row 6 (seed 106) failed: ValueError: parameter 0 is the forbidden value 99.0"
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_pipelined_runs_match_serial_bit_for_bit(local_ray):
+    def pipelined(executor):
+        strategy = bb.make_strategy("pgpe", dim=6, popsize=40, seed=7)
+        return bb.optimize(strategy, Stateful(6), executor, generations=4, seed=11, pipelined=True)
+
+    reference = pipelined("serial")
+    with RayExecutor() as executor:
+        result = pipelined(executor)
+        assert executor.stats.node_reductions == 4
+    assert_same(result, reference)
