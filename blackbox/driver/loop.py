@@ -171,12 +171,16 @@ class Run:
         strategy = self.strategy
         if self.pipelined:
             batch, seeds, state = self._pipelined_inputs()
+            now = self.problem.state_dict()
+            result = self.executor.evaluate(batch, seeds, state or None)
+            if now:  # an executor that evaluates in this process installed the older state here
+                self.problem.load_state_dict(now)
         else:
             population = strategy.ask()
             batch = population.with_center(strategy.center) if self.evaluate_center else population
             seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
             state = self.problem.state_dict()
-        result = self.executor.evaluate(batch, seeds, state or None)
+            result = self.executor.evaluate(batch, seeds, state or None)
         self.problem.observe(result)
         fitness, center = batch.separate_center(result.fitness)
         strategy.tell(fitness)
