@@ -16,7 +16,7 @@ from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
 from .problem import EvalResult, Problem, check_eval_result
 
-__all__ = ["Executor", "evaluate_rows", "default_batch_size"]
+__all__ = ["Executor", "Submitted", "evaluate_rows", "default_batch_size"]
 
 # Rows are materialized in batches of at most this many float64 values (128 MB).
 _MAX_BATCH_VALUES = 2**24
@@ -70,6 +70,17 @@ def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc
     return 0, int(seeds[0]), exc
 
 
+class Submitted:
+    """A generation handed to an executor by :meth:`Executor.submit`; ``result()`` gives what
+    ``evaluate`` gives. This default evaluates when ``result()`` is called."""
+
+    def __init__(self, executor: Executor, population: Population, seeds: np.ndarray, state: dict[str, Any] | None):
+        self.executor, self.population, self.seeds, self.state = executor, population, seeds, state
+
+    def result(self) -> EvalResult:
+        return self.executor.evaluate(self.population, self.seeds, self.state)
+
+
 class Executor(ABC):
     """Base class of executors: start, evaluate in row order, close."""
 
@@ -92,6 +103,12 @@ class Executor(ABC):
         self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
     ) -> EvalResult:
         """Scores of every row of ``population``, in row order; ``state`` is the problem's."""
+
+    def submit(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> Submitted:
+        """Hand a generation over; its ``result()`` is what :meth:`evaluate` returns. The pipelined
+        mode submits generation g+1 before it collects g: an executor that can run both at once
+        (the Ray cluster executor) starts it now; by default it is evaluated when collected."""
+        return Submitted(self, population, seeds, state)
 
     def bind(self, strategy: Any) -> None:
         """The strategy the run drives (``optimize`` calls it after ``start``, and with None when the

@@ -101,6 +101,8 @@ class Run:
     #: Pipelined mode: the problem's state and the center when the pending population was asked.
     _pending_state: dict[str, Any] | None = field(default=None, repr=False)
     _pending_center: np.ndarray | None = field(default=None, repr=False)
+    #: Pipelined mode: the generation handed to the executor and not collected yet (never saved).
+    _inflight: tuple[Any, Any] | None = field(default=None, repr=False)
 
     def state_dict(self) -> dict[str, Any]:
         """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
@@ -125,6 +127,7 @@ class Run:
         self.best_params = np.array(state["best_params"], dtype=np.float64)
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
+        self._inflight = None
         if state.get("pipelined"):
             self.pipelined = True
             self._pending_state = dict(state.get("pending_state") or {})
@@ -170,9 +173,14 @@ class Run:
         self.settled = False
         strategy = self.strategy
         if self.pipelined:
-            batch, seeds, state = self._pipelined_inputs()
+            if self._inflight is None:  # the first generation, or the first after a resume
+                batch, seeds, state = self._inputs_of_pending()
+                self._inflight = (batch, self.executor.submit(batch, seeds, state or None))
+            batch, submitted = self._inflight
+            following = self._ask_ahead_inputs()  # g+1, around the center of now
+            self._inflight = (following[0], self.executor.submit(following[0], following[1], following[2] or None))
             now = self.problem.state_dict()
-            result = self.executor.evaluate(batch, seeds, state or None)
+            result = submitted.result()
             if now:  # an executor that evaluates in this process installed the older state here
                 self.problem.load_state_dict(now)
         else:
@@ -192,9 +200,9 @@ class Run:
         self.records.append(record)
         return record
 
-    def _pipelined_inputs(self):
-        """Generation g's inputs (its population was sampled before g-1 was told, and evaluates
-        under the problem's state of then), after sampling g+1 around the current center."""
+    def _inputs_of_pending(self):
+        """The pending generation's batch, seeds and problem state (sampled before the previous
+        generation was told, it evaluates under the problem's state of then)."""
         strategy, problem = self.strategy, self.problem
         if not strategy.pending:  # the first generation: nothing was asked ahead
             strategy.ask()
@@ -202,10 +210,16 @@ class Run:
         population = strategy.pending_population
         batch = population.with_center(self._pending_center) if self.evaluate_center else population
         seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, problem.shared_seed)
-        state = self._pending_state
-        strategy.ask_ahead()  # g+1, around the center of now: one update old when it is told
+        return batch, seeds, self._pending_state
+
+    def _ask_ahead_inputs(self):
+        """Sample generation g+1 now (one update old when it is told); its batch, seeds and state."""
+        strategy, problem = self.strategy, self.problem
+        population = strategy.ask_ahead()
         self._pending_state, self._pending_center = problem.state_dict(), strategy.center.copy()
-        return batch, seeds, state
+        batch = population.with_center(self._pending_center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation + 1, batch.groups, problem.shared_seed)
+        return batch, seeds, self._pending_state
 
     def _track_best(self, batch, result: EvalResult) -> None:
         """Keep the best row seen so far (the center row included); NaN never wins."""
@@ -338,6 +352,7 @@ def optimize(
             evaluations=run.evaluations, steps=run.steps, wall_time=run.elapsed,
             stop_reason=reason, records=run.records, strategy=strategy,
         )
+        run._inflight = None  # a generation handed over and not collected is handed over again next time
         try:
             executor.bind(None)
             _end_hooks(hooks, run, result, error)

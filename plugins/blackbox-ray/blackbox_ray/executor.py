@@ -67,6 +67,42 @@ class ClusterStats(DispatchStats):
     info_rows: int = 0  # rows whose per-row info (observation statistics) travelled
 
 
+class _Submitted:
+    """A generation started on the nodes; ``result()`` collects it, redoing on the survivors the rows
+    of nodes that were lost, and keeps the nodes' total for the strategy's reduction."""
+
+    def __init__(self, executor: RayExecutor, ray, number: int, n: int, bundle: list, capture: bool):
+        self.executor, self.ray, self.number, self.n, self.bundle, self.capture = executor, ray, number, n, bundle, capture
+        self.fitness, self.steps = np.zeros(n), np.zeros(n, dtype=np.int64)
+        self.present = np.zeros(n, dtype=bool)
+        self.rounds = 1
+        self.futures = executor._round(ray, number, bundle, np.arange(n), (np.zeros(0, dtype=np.int64), np.zeros(0)),
+                                       capture, 1)
+
+    def result(self) -> EvalResult:
+        executor, present, info_parts = self.executor, self.present, []
+        while True:
+            replies = executor._replies(self.ray, self.futures)
+            complete = True
+            for reply in replies:
+                index = reply["index"]
+                new = ~present[index]
+                self.fitness[index[new]], self.steps[index[new]] = reply["fitness"][new], reply["steps"][new]
+                present[index[new]] = True
+                info_parts.append((index, reply["info"]))
+                executor._count(reply)
+                complete &= reply["incomplete"] is None
+                if "total" in reply:
+                    executor._keep_total(reply["key"], reply["total"])
+            if complete and present.all() and replies:
+                break
+            self.rounds += 1
+            self.futures = executor._round(self.ray, self.number, self.bundle, np.flatnonzero(~present),
+                                           (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
+        executor.stats.info_rows += int(sum(len(keep) for _, info in info_parts for keep, _, _, _ in info.values()))
+        return EvalResult(self.fitness, self.steps, decode_info(info_parts, self.n))
+
+
 class _NodeReducer:
     """The reducer a bound strategy calls: the nodes' total for this generation, checked."""
 
@@ -138,7 +174,7 @@ class RayExecutor(Executor):
         self._replica_ref = None
         self._strategy = None
         self._capture = False
-        self._total: tuple[bytes, np.ndarray] | None = None
+        self._totals: dict[bytes, np.ndarray] = {}  # plan key -> the nodes' total, until told
         self._number = 0
         self._polled = 0.0
         self._actor_class = None
@@ -304,21 +340,32 @@ class RayExecutor(Executor):
         strategy.reducer = _NodeReducer(self)
         self._capture = True
 
+    def _keep_total(self, key: bytes, total: np.ndarray) -> None:
+        self._totals[key] = total
+        while len(self._totals) > 4:  # a generation's total is told at once; keep a few at most
+            self._totals.pop(next(iter(self._totals)))
+
     def _reduce(self, population: Population, coefficients: np.ndarray, square_coefficients=None):
         plan = plan_sums(population, coefficients, square_coefficients)
-        total, self._total = self._total, None
-        if total is not None and total[0] == plan.key:
-            vector, dim = total[1], plan.dim
+        vector = self._totals.pop(plan.key, None)
+        if vector is not None:
+            dim = plan.dim
             squares = None if square_coefficients is None else vector[dim:].copy()
             self.stats.node_reductions += 1
             return plan.finish(PartialSums(plan.key, plan.all_blocks, vector[:dim].copy(), squares))
-        if total is not None:  # the replica's coefficients differ: stop asking the nodes
+        if self._totals:  # the nodes summed other coefficients than the driver's: stop asking them
             self._capture = False
+            self._totals.clear()
         self.stats.driver_reductions += 1
         return plan.finish(plan.block_sums())
 
     # -- a generation ----------------------------------------------------------------------------
     def evaluate(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> EvalResult:
+        return self.submit(population, seeds, state).result()
+
+    def submit(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> _Submitted:
+        """Start a generation now (one call per node); ``result()`` collects it. Two generations in
+        flight share the nodes' workers, the older first (the pipelined mode)."""
         self._require_started()
         ray = _import_ray()
         self._number += 1
@@ -327,63 +374,38 @@ class RayExecutor(Executor):
             self._launch_missing(ray)
         self._admit_ready(ray)
         shared, parts = population.split(1, seeds=seeds, state=state, number=self._number)
-        rows = parts[0]
-        n = len(rows)
-        payload = pickle.dumps((shared, rows), protocol=5)
+        payload = pickle.dumps((shared, parts[0]), protocol=5)
         bundle = [ray.put(payload[i:i + BUNDLE_CHUNK]) for i in range(0, len(payload), BUNDLE_CHUNK)]
         self.stats.broadcast_bytes += len(payload)
         capture = self._capture and population.is_compact and population.table is not None
-        fitness, steps = np.zeros(n), np.zeros(n, dtype=np.int64)
-        present = np.zeros(n, dtype=bool)
-        info_parts: list = []
-        self._total = None
-        rounds = 0
-        while True:
-            rounds += 1
-            replies = self._round(ray, bundle, np.flatnonzero(~present), (np.flatnonzero(present),
-                                  fitness[present]), capture, rounds)
-            complete = True
-            for reply in replies:
-                index = reply["index"]
-                new = ~present[index]
-                fitness[index[new]], steps[index[new]] = reply["fitness"][new], reply["steps"][new]
-                present[index[new]] = True
-                info_parts.append((index, reply["info"]))
-                self._count(reply)
-                complete &= reply["incomplete"] is None
-                if "total" in reply:
-                    self._total = (reply["key"], reply["total"])
-            if complete and present.all() and replies:
-                break
-        info = decode_info(info_parts, n)
-        self.stats.info_rows += int(sum(len(keep) for _, parts_info in info_parts
-                                        for keep, _, _, _ in parts_info.values()))
-        return EvalResult(fitness, steps, info)
+        return _Submitted(self, ray, self._number, len(parts[0]), bundle, capture)
 
-    def _round(self, ray, bundle, todo: np.ndarray, known, capture: bool, rounds: int) -> list[dict]:
-        """One call per node; the replies of the nodes that answered (a lost node is dropped)."""
+    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool, rounds: int) -> dict:
+        """One call per node, started now: ``{future: node id}``."""
         while not self._nodes:
             self._wait_for_a_node(ray)
         ids = list(self._nodes)
         actors = [self._nodes[i] for i in ids]
         shares = np.array_split(todo, len(actors))
         known_ref = ray.put(known)
-        refs = [actor.generation.remote((self._number, rounds), bundle, share.tolist(), actors, rank, known_ref,
-                                        capture)
+        refs = [actor.generation.remote((number, rounds), bundle, share.tolist(), actors, rank, known_ref, capture)
                 for rank, (actor, share) in enumerate(zip(actors, shares))]
         self.stats.node_calls += len(refs)
         self.stats.rounds += 1
-        futures = {ref.future(): node_id for ref, node_id in zip(refs, ids)}
+        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}
+
+    def _replies(self, ray, futures: dict) -> list[dict]:
+        """The replies of a round's calls as they come (a lost node is dropped; an error raises)."""
         replies = []
         for future in cf.as_completed(futures):
             node_id = futures[future]
             try:
                 reply = future.result()
             except ray.exceptions.RayActorError:  # the node or its aggregator is gone
-                self._nodes.pop(node_id, None)
-                self._restore_budget(node_id)
-                self.stats.nodes_lost += 1
-                self.stats.worker_failures += 1
+                if self._nodes.pop(node_id, None) is not None:
+                    self._restore_budget(node_id)
+                    self.stats.nodes_lost += 1
+                    self.stats.worker_failures += 1
                 continue
             except ray.exceptions.RayTaskError as exc:
                 raise exc.as_instanceof_cause() from None

@@ -2,16 +2,20 @@
 
 Per generation the driver makes one call per node (:meth:`NodeAggregator.generation`). Inside it:
 
-1. the node takes its contiguous share of the rows into a queue; its workers take a few rows at a
+1. the generation's bundle (its shared part and rows) comes down a binary tree of nodes in chunks;
+2. the node takes its contiguous share of the rows into a queue; its workers take a few rows at a
    time (guided: fewer as the queue empties, one at the end), so a mirrored pair may split;
-2. an idle node steals half of a peer's queue from the back; when nothing is left to steal it runs a
+3. an idle node steals half of a peer's queue from the back; when nothing is left to steal it runs a
    backup of the rows that have run longest on a peer and delivers the result (first wins: both
    are bit-identical);
-3. once every row it took has a result, it pulls every peer's fitness (16 bytes a row);
-4. with ``capture``, it runs the strategy's ``tell`` on a replica up to the reduction, to get the
+4. once every row it took has a result, it pulls every peer's fitness (16 bytes a row);
+5. with ``capture``, it runs the strategy's ``tell`` on a replica up to the reduction, to get the
    coefficients (the same function of the same fitness: the same bits as the driver's), sums its
-   fixed blocks ``b mod K == rank`` as int64 and adds its children's sums up a fixed binary tree of
-   nodes in chunks; node 0 returns the total. Integer sums: any tree gives the same bits.
+   fixed blocks ``b mod K == rank`` as int64 and adds its children's sums up the tree in chunks;
+   node 0 returns the total. Integer sums: any tree gives the same bits.
+
+Two generations may run at once (the pipelined mode): one scheduler fills the node's workers from
+the oldest generation that has work, so cores freed by a generation's tail go to the next one.
 
 A peer that dies surfaces as ``RayActorError`` on the calls to it; the node then reports the
 generation incomplete with what it has, and the driver redoes the missing rows on the survivors.
@@ -20,7 +24,6 @@ generation incomplete with what it has, and the driver redoes the missing rows o
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures as cf
 import os
 import pickle
@@ -40,6 +43,7 @@ from blackbox.executors.loky import LokyExecutor
 from blackbox.executors.worker import Failure, decode_outcome, limit_threads, thread_env
 
 from .checks import node_facts
+from .generation import Generation, decode_info, encode_info
 
 __all__ = ["NodeAggregator", "CHUNK", "BUNDLE_CHUNK", "encode_info", "decode_info"]
 
@@ -47,10 +51,16 @@ __all__ = ["NodeAggregator", "CHUNK", "BUNDLE_CHUNK", "encode_info", "decode_inf
 CHUNK = 2**17
 #: Bytes of a chunk of the generation's bundle on its way down the tree.
 BUNDLE_CHUNK = 2**20
+#: Generations a node remembers for its peers' late calls.
+KEEP = 4
 
 
 class _Captured(Exception):
     """Raised by the replica's reducer: the coefficients are what we wanted, not the update."""
+
+
+class _PeerLost(Exception):
+    """A peer failed: the generation is reported incomplete."""
 
 
 class NodePool(LokyExecutor):
@@ -66,29 +76,6 @@ class NodePool(LokyExecutor):
 
     def shut(self, shared: Shared) -> None:
         self._retract(shared)
-
-
-def encode_info(info: dict[str, np.ndarray]) -> dict[str, tuple]:
-    """Per-row info with the all-zero rows left out: ``(row positions, values, row shape, dtype)``.
-    Observation statistics are zero for the ~99% of rows that did not sample them."""
-    out = {}
-    for key, values in info.items():
-        values = np.asarray(values)
-        flat = values.reshape(len(values), -1).view(np.uint8) if values.size else values.reshape(len(values), -1)
-        keep = np.flatnonzero(flat.any(axis=1)) if values.size else np.zeros(0, dtype=np.int64)
-        out[key] = (keep, values[keep], values.shape[1:], values.dtype.str)
-    return out
-
-
-def decode_info(parts: list[tuple[np.ndarray, dict[str, tuple]]], n: int) -> dict[str, np.ndarray]:
-    """Dense per-row info of ``n`` rows from ``(row index, encode_info(...))`` parts (zeros elsewhere)."""
-    out: dict[str, np.ndarray] = {}
-    for index, info in parts:
-        for key, (keep, values, shape, dtype) in info.items():
-            if key not in out:
-                out[key] = np.zeros((n, *shape), dtype=np.dtype(dtype))
-            out[key][index[keep]] = values
-    return out
 
 
 class NodeAggregator:
@@ -110,21 +97,11 @@ class NodeAggregator:
         else:
             self.pool.start(problem)
         self.replica = None
-        self.g: Any = None
-        self._new_state()
-
-    def _new_state(self) -> None:
-        self.queue: collections.deque[int] = collections.deque()
-        self.have = np.zeros(0, dtype=bool)
-        self.parts: list[tuple[np.ndarray, EvalResult]] = []
-        self.running: dict[cf.Future, tuple[np.ndarray, float]] = {}
-        self.domains: dict[cf.Future, Any] = {}
-        self.taken: set[int] = set()
-        self.backed_up: set[int] = set()
-        self.published = asyncio.Event()
-        self.tree: dict[int, asyncio.Future] = {}
-        self.copies: dict[int, asyncio.Future] = {}
-        self.stats: collections.Counter = collections.Counter()
+        self.gens: dict[Any, Generation] = {}  # oldest first
+        self.tasks: dict[cf.Future, tuple[Generation, np.ndarray, int, int | None, Any]] = {}
+        self.wrapped: dict[cf.Future, asyncio.Future] = {}
+        self.wake = asyncio.Event()
+        self.scheduler: asyncio.Task | None = None
 
     # -- what the driver calls ----------------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -149,272 +126,270 @@ class NodeAggregator:
         ``known``: row positions and fitness of the rows done in an earlier round of this
         generation, so that a round after a node loss evaluates only the missing rows.
         """
+        gen = Generation(g, peers, rank)
+        self.gens[g] = gen
+        while len(self.gens) > KEEP:
+            self.gens.pop(next(iter(self.gens)))
         try:
-            return await self._generation(g, bundle, share, peers, rank, known, capture)
+            return await self._generation(gen, bundle, share, known, capture)
         except Exception as exc:  # noqa: BLE001 - the driver raises it, with its cause
             cause = exc.__cause__
             return {"error": (Failure.capture(exc, cloudpickle.dumps),
                               None if cause is None else Failure.capture(cause, cloudpickle.dumps))}
+        finally:
+            gen.finished = True
+            if gen.shared is not None:
+                self.pool.shut(gen.shared)
 
-    async def _generation(self, g, bundle, share, peers, rank, known, capture) -> dict[str, Any]:
+    async def _generation(self, gen: Generation, bundle, share, known, capture) -> dict[str, Any]:
         if self.problem_error is not None:
             raise WorkerError(self.problem_error)
-        self._new_state()
-        self.g, self.peers, self.rank = g, peers, rank
         try:
-            shared, rows = await self._receive(bundle)
+            shared, rows = await self._receive(gen, bundle)
         except _PeerLost as exc:
-            return self._incomplete({"index": np.zeros(0, dtype=np.int64), "fitness": np.zeros(0),
-                                     "steps": np.zeros(0, dtype=np.int64), "info": {}}, str(exc))
-        self.shared, self.rows = shared, rows
-        self.have = np.zeros(len(rows), dtype=bool)
-        self.queue.extend(share)
+            return self._incomplete(gen, gen.reply(), str(exc))
         self.pool.open(shared)
-        work = asyncio.ensure_future(self._evaluate())
-        try:
-            published = asyncio.ensure_future(self.published.wait())
-            await asyncio.wait([work, published], return_when=asyncio.FIRST_COMPLETED)
-            if work.done() and work.exception() is not None:
-                raise work.exception()
-            await published
-            reply = self._reply()
-            fitness, present = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
-            exchanged = [known] + [(index, result.fitness) for index, result in self.parts]
-            for k, peer in enumerate(peers):
-                if k != rank:
-                    try:
-                        exchanged.append(await peer.results.remote(g))
-                    except Exception as exc:  # noqa: BLE001 - RayActorError: the peer is gone
-                        return self._incomplete(reply, f"node {k} failed: {type(exc).__name__}")
-            for index, values in exchanged:
-                fitness[index], present[index] = values, True
-            if capture and present.all():
-                try:
-                    reply.update(await self._reduce(fitness))
-                except _PeerLost as exc:
-                    return self._incomplete(reply, str(exc))
-            reply["stats"] = dict(self.stats)
-            return reply
-        finally:
-            work.cancel()
-            self.pool.shut(shared)
+        gen.start(shared, rows, share)
+        if self.scheduler is None or self.scheduler.done():
+            self.scheduler = asyncio.ensure_future(self._schedule())
+        self.wake.set()
+        await gen.published.wait()
+        if gen.error is not None:
+            raise gen.error
+        reply = gen.reply()
+        fitness, present = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
+        exchanged = [known, gen.fitness()]
+        for k in gen.others:
+            try:
+                exchanged.append(await gen.peers[k].results.remote(gen.g))
+            except Exception as exc:  # noqa: BLE001 - RayActorError: the peer is gone
+                return self._incomplete(gen, reply, f"node {k} failed: {type(exc).__name__}")
+        for index, values in exchanged:
+            fitness[index], present[index] = values, True
+        if capture and present.all():
+            try:
+                reply.update(await self._reduce(gen, fitness))
+            except _PeerLost as exc:
+                return self._incomplete(gen, reply, str(exc))
+        reply["stats"] = dict(gen.stats)
+        return reply
+
+    def _incomplete(self, gen: Generation, reply: dict[str, Any], why: str) -> dict[str, Any]:
+        reply["incomplete"] = why
+        reply["stats"] = dict(gen.stats)
+        return reply
 
     # -- what peers call ----------------------------------------------------------------------
+    async def _gen(self, g: Any) -> Generation:
+        while g not in self.gens:
+            await asyncio.sleep(0.001)
+        return self.gens[g]
+
     async def steal(self, g: Any, n: int) -> list[int]:
         """Up to ``n`` rows from the back of the queue (never started here): at most half of it."""
-        if g != self.g or not self.queue:
+        gen = self.gens.get(g)
+        if gen is None or not gen.queue:
             return []
-        n = max(1, min(int(n), len(self.queue) // 2))
-        rows = [self.queue.pop() for _ in range(n)]
-        self.stats["stolen_from"] += len(rows)
+        n = max(1, min(int(n), len(gen.queue) // 2))
+        rows = [gen.queue.pop() for _ in range(n)]
+        gen.stats["stolen_from"] += len(rows)
+        gen.check_published()
         return rows[::-1]
 
     async def load(self, g: Any) -> int:
         """Rows queued here and not started (what a thief could take)."""
-        return len(self.queue) if g == self.g else 0
+        gen = self.gens.get(g)
+        return 0 if gen is None else len(gen.queue)
 
     async def in_flight(self, g: Any) -> list[tuple[list[int], float]]:
         """The row sets running here that have no result yet, with their age in seconds."""
-        if g != self.g:
+        gen = self.gens.get(g)
+        if gen is None:
             return []
         now = time.monotonic()
-        return [(index.tolist(), now - started) for index, started in self.running.values()
-                if not self.have[index].all()]
+        return [(index.tolist(), now - started) for index, started in gen.running.values()
+                if not gen.have[index].all()]
 
     async def deliver(self, g: Any, index: list[int], fitness: np.ndarray, steps: np.ndarray,
                       info: dict[str, np.ndarray]) -> None:
         """A backup's result for rows running here (identical to what they will give)."""
-        if g == self.g:
-            index = np.asarray(index, dtype=np.int64)
-            self._record(index, EvalResult(np.asarray(fitness), np.asarray(steps), dict(info)))
-            self.stats["delivered"] += len(index)
+        gen = self.gens.get(g)
+        if gen is not None and gen.rows is not None:
+            gen.record(np.asarray(index, dtype=np.int64), EvalResult(np.asarray(fitness), np.asarray(steps), dict(info)))
+            gen.stats["delivered"] += len(index)
 
     async def results(self, g: Any) -> tuple[np.ndarray, np.ndarray]:
         """Row positions and fitness of every row evaluated here (once this node has published)."""
-        while self.g != g or not self.published.is_set():
-            await asyncio.sleep(0.002)
-        index = np.concatenate([i for i, _ in self.parts]) if self.parts else np.zeros(0, dtype=np.int64)
-        values = np.concatenate([r.fitness for _, r in self.parts]) if self.parts else np.zeros(0)
-        return index, values
+        gen = await self._gen(g)
+        await gen.published.wait()
+        return gen.fitness()
 
     async def bundle_chunk(self, g: Any, i: int) -> list:
         """``[ref]`` to this node's copy of chunk ``i`` of the generation's bundle (for a child)."""
-        while self.g != g or i not in self.copies:
+        gen = await self._gen(g)
+        while i not in gen.copies:
             await asyncio.sleep(0.001)
-        return [await self.copies[i]]
+        return [await gen.copies[i]]
 
     async def partial_chunk(self, g: Any, i: int) -> np.ndarray:
         """Chunk ``i`` of this node's subtree sum (its blocks plus its children's subtrees)."""
-        while self.g != g or i not in self.tree:
+        gen = await self._gen(g)
+        while i not in gen.tree:
             await asyncio.sleep(0.001)
-        return await self.tree[i]
+        return await gen.tree[i]
 
     # -- the generation's bundle, down the tree ------------------------------------------------------
-    async def _receive(self, sources: list) -> tuple[Shared, Rows]:
+    async def _receive(self, gen: Generation, sources: list) -> tuple[Shared, Rows]:
         """The bundle's chunks from the driver (node 0) or from the parent, each kept as a copy that
         this node's children read: a node sends at most two copies, and the levels overlap."""
         import ray
 
         loop = asyncio.get_running_loop()
         for i in range(len(sources)):
-            self.copies[i] = loop.create_future()
-        parent = (self.rank - 1) // 2
+            gen.copies[i] = loop.create_future()
+        parent = (gen.rank - 1) // 2
 
         async def chunk(i: int) -> bytes:
             try:
-                ref = sources[i] if self.rank == 0 else (await self.peers[parent].bundle_chunk.remote(self.g, i))[0]
+                ref = sources[i] if gen.rank == 0 else (await gen.peers[parent].bundle_chunk.remote(gen.g, i))[0]
                 data = await ref
             except Exception as exc:  # noqa: BLE001 - the parent is gone
-                self.copies[i].set_exception(_PeerLost(f"node {parent} failed: {type(exc).__name__}"))
+                gen.copies[i].set_exception(_PeerLost(f"node {parent} failed: {type(exc).__name__}"))
                 raise _PeerLost(f"node {parent} failed: {type(exc).__name__}") from exc
-            self.copies[i].set_result(ray.put(data))
+            gen.copies[i].set_result(ray.put(data))
             return data
 
         parts = await asyncio.gather(*(chunk(i) for i in range(len(sources))))
         return pickle.loads(b"".join(parts))
 
-    # -- evaluation ------------------------------------------------------------------------------
-    async def _evaluate(self) -> None:
-        """Keep the node's workers busy: own rows, then stolen ones, then backups of peers' rows.
-
-        Sets ``published`` once every row this node took has a result (its own, or a peer's
-        backup); it then goes on with backups, delivered to their owners, until nothing is left.
-        """
-        attempts: dict[cf.Future, int] = {}
-        waiting: dict[asyncio.Future, cf.Future] = {}
-        backups: dict[cf.Future, int] = {}  # a backup's future -> the peer that owns its rows
-        dead: list[Any] = []  # pools seen broken, each counted once
+    # -- evaluation: one scheduler for every generation of this node -------------------------------
+    async def _schedule(self) -> None:
+        """Keep the workers busy: the oldest generation's own rows first, then stolen rows, then
+        backups of peers' rows; a generation publishes once every row it took has a result."""
         while True:
-            while len(self.running) < self.workers:
-                index, owner = self._next_batch()
-                if index is None:
-                    index, owner = await self._more_work()
-                if index is None:
+            while len(self.tasks) < self.workers:
+                picked = await self._pick()
+                if picked is None:
                     break
-                future = self._submit(index)
-                attempts[future] = 0
-                if owner is not None:
-                    backups[future] = owner
-                waiting[asyncio.wrap_future(future)] = future
-            if not self.queue and not self.published.is_set() and all(self.have[i] for i in self.taken):
-                self.published.set()
-            if not waiting:
-                return
+                gen, index, owner = picked
+                self._submit(gen, index, 0, owner)
+            if not self.tasks:
+                self.wake.clear()
+                try:
+                    await asyncio.wait_for(self.wake.wait(), timeout=0.05)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            waiting = {self.wrapped[f]: f for f in self.tasks}
             done, _ = await asyncio.wait(list(waiting), timeout=0.05, return_when=asyncio.FIRST_COMPLETED)
             for wrapped in done:
-                future = waiting.pop(wrapped)
-                index, _ = self.running.pop(future)
-                attempt = attempts.pop(future)
-                if future.exception() is None:
-                    self.domains.pop(future, None)
-                owner = backups.pop(future, None)
-                error = future.exception()
-                if error is not None and self.pool._is_lost(error):  # a worker died: node-local retry
-                    domain = self.domains.pop(future, None)
-                    if not any(d is domain for d in dead):
-                        dead.append(domain)
-                        self.stats["worker_failures"] += 1
-                    self.stats["resubmitted"] += 1
-                    if attempt + 1 > self.pool.max_retries:
-                        raise WorkerError(f"rows {self.rows.subset(index).spans()} were in flight when a "
-                                          f"worker died {attempt + 1} times (max_retries={self.pool.max_retries})")
-                    retry = self._submit(index)
-                    attempts[retry] = attempt + 1
-                    if owner is not None:
-                        backups[retry] = owner
-                    waiting[asyncio.wrap_future(retry)] = retry
-                    continue
-                if error is not None:
-                    raise error
-                result, meta = decode_outcome(future.result(), self.rows.subset(index), "ray")
-                self.stats["problem_loads"] += int(bool(meta.get("loaded_problem")))
-                self.stats["broadcast_reads"] += int(bool(meta.get("loaded_shared")))
-                self.stats["worker_seconds"] += float(meta.get("seconds", 0.0))
-                self.stats["worker_cpu_seconds"] += float(meta.get("cpu_seconds", 0.0))
-                self._record(index, result)
-                self.stats["rows"] += len(index)
-                if owner is not None:
-                    await self._deliver(owner, index, result)
+                await self._completed(waiting[wrapped])
 
-    def _submit(self, index: np.ndarray) -> cf.Future:
-        future, domain = self.pool.submit(self.shared, self.rows.subset(index))
-        self.running[future] = (index, time.monotonic())
-        self.domains[future] = domain
-        return future
+    def _active(self) -> list[Generation]:
+        return [gen for gen in self.gens.values() if gen.ready.is_set() and not gen.finished and gen.error is None]
 
-    def _next_batch(self) -> tuple[np.ndarray | None, None]:
-        """A few rows from the front of the queue: a share of what is left, one row at the end."""
-        if not self.queue:
-            return None, None
-        size = max(1, len(self.queue) // (self.chunks * self.workers))
-        # Rows travel in increasing row order (a stolen run arrives reversed)
-        index = np.sort(np.array([self.queue.popleft() for _ in range(min(size, len(self.queue)))], dtype=np.int64))
-        self.taken.update(index.tolist())
-        return index, None
+    async def _pick(self) -> tuple[Generation, np.ndarray, int | None] | None:
+        """Work for a free worker, from the oldest generation that has some."""
+        for gen in self._active():
+            index = gen.next_batch(self.chunks, self.workers)
+            if index is not None:
+                return gen, index, None
+            picked = await self._more_work(gen)
+            if picked is not None:
+                return picked
+        return None
 
-    async def _more_work(self) -> tuple[np.ndarray | None, int | None]:
+    async def _more_work(self, gen: Generation) -> tuple[Generation, np.ndarray, int | None] | None:
         """Steal half of the fullest peer queue (not once this node has published its results);
-        else back up the rows that have run longest on a peer."""
-        others = [k for k in range(len(self.peers)) if k != self.rank]
-        if not self.published.is_set():
-            loads = await asyncio.gather(*(self.peers[k].load.remote(self.g) for k in others), return_exceptions=True)
+        else back up the rows that have run longest on a peer. Peers that had nothing are asked
+        again after a growing pause (5 ms to 0.2 s), so an idle node does not flood them."""
+        if time.monotonic() < gen.quiet_until:
+            return None
+        picked = await self._ask_peers(gen)
+        if picked is None:
+            gen.quiet_until = time.monotonic() + gen.backoff
+            gen.backoff = min(0.2, gen.backoff * 2)
+        else:
+            gen.backoff = 0.005
+        return picked
+
+    async def _ask_peers(self, gen: Generation) -> tuple[Generation, np.ndarray, int | None] | None:
+        others = gen.others
+        if not gen.published.is_set():
+            loads = await asyncio.gather(*(gen.peers[k].load.remote(gen.g) for k in others), return_exceptions=True)
             for _, k in sorted(((n, k) for n, k in zip(loads, others) if isinstance(n, int) and n > 0), reverse=True):
                 try:
-                    stolen = await self.peers[k].steal.remote(self.g, 1 << 30)
+                    stolen = await gen.peers[k].steal.remote(gen.g, 1 << 30)
                 except Exception:  # noqa: BLE001 - a peer that is gone has nothing to give
                     continue
                 if stolen:
-                    self.stats["stolen"] += len(stolen)
-                    self.queue.extend(stolen)
-                    return self._next_batch()
-        running = await asyncio.gather(*(self.peers[k].in_flight.remote(self.g) for k in others),
-                                       return_exceptions=True)
+                    gen.stats["stolen"] += len(stolen)
+                    gen.queue.extend(stolen)
+                    return gen, gen.next_batch(self.chunks, self.workers), None
+        running = await asyncio.gather(*(gen.peers[k].in_flight.remote(gen.g) for k in others), return_exceptions=True)
         best = None
         for k, batches in zip(others, running):
             if isinstance(batches, BaseException):
                 continue
             for index, age in batches:
-                if not self.backed_up.issuperset(index) and (best is None or age > best[2]):
+                if not gen.backed_up.issuperset(index) and (best is None or age > best[2]):
                     best = (k, index, age)
         if best is None:
-            return None, None
+            return None
         k, index, _ = best
-        self.backed_up.update(index)
-        self.stats["backups"] += len(index)
-        return np.sort(np.asarray(index, dtype=np.int64)), k
+        gen.backed_up.update(index)
+        gen.stats["backups"] += len(index)
+        return gen, np.sort(np.asarray(index, dtype=np.int64)), k
 
-    async def _deliver(self, owner: int, index: np.ndarray, result: EvalResult) -> None:
+    def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
+        future, domain = self.pool.submit(gen.shared, gen.rows.subset(index))
+        gen.running[future] = (index, time.monotonic())
+        self.tasks[future] = (gen, index, attempt, owner, domain)
+        self.wrapped[future] = asyncio.wrap_future(future)
+
+    async def _completed(self, future: cf.Future) -> None:
+        gen, index, attempt, owner, domain = self.tasks.pop(future)
+        self.wrapped.pop(future, None)
+        gen.running.pop(future, None)
+        if gen.finished:
+            return  # a late backup, or the tail of an abandoned generation
+        error = future.exception()
+        if error is not None and self.pool._is_lost(error):  # a worker died: node-local retry
+            if not any(d is domain for d in gen.dead):
+                gen.dead.append(domain)
+                gen.stats["worker_failures"] += 1
+            gen.stats["resubmitted"] += 1
+            if attempt + 1 > self.pool.max_retries:
+                gen.error = WorkerError(f"rows {gen.rows.subset(index).spans()} were in flight when a worker "
+                                        f"died {attempt + 1} times (max_retries={self.pool.max_retries})")
+                gen.published.set()
+                return
+            self._submit(gen, index, attempt + 1, owner)
+            return
         try:
-            await self.peers[owner].deliver.remote(self.g, index.tolist(), result.fitness, result.steps, result.info)
-        except Exception:  # noqa: BLE001 - the owner is gone: the driver redoes what it missed
-            pass
-
-    def _record(self, index: np.ndarray, result: EvalResult) -> None:
-        new = ~self.have[index]
-        if new.any():
-            keep = np.flatnonzero(new)
-            info = {k: np.asarray(v)[keep] for k, v in result.info.items()}
-            self.parts.append((index[keep], EvalResult(result.fitness[keep], result.steps[keep], info)))
-            self.have[index] = True
-
-    def _reply(self) -> dict[str, Any]:
-        if not self.parts:
-            return {"index": np.zeros(0, dtype=np.int64), "fitness": np.zeros(0), "steps": np.zeros(0, np.int64),
-                    "info": {}, "incomplete": None}
-        index = np.concatenate([i for i, _ in self.parts])
-        joined = EvalResult.concatenate([r for _, r in self.parts])
-        return {"index": index, "fitness": joined.fitness, "steps": joined.steps,
-                "info": encode_info(joined.info), "incomplete": None}
-
-    def _incomplete(self, reply: dict[str, Any], why: str) -> dict[str, Any]:
-        reply["incomplete"] = why
-        reply["stats"] = dict(self.stats)
-        return reply
+            if error is not None:
+                raise error
+            result, meta = decode_outcome(future.result(), gen.rows.subset(index), "ray")
+        except Exception as exc:  # noqa: BLE001 - the generation's call raises it
+            gen.error = exc
+            gen.published.set()
+            return
+        for key, value in (("problem_loads", meta.get("loaded_problem")), ("broadcast_reads", meta.get("loaded_shared"))):
+            gen.stats[key] += int(bool(value))
+        gen.stats["worker_seconds"] += float(meta.get("seconds", 0.0))
+        gen.stats["worker_cpu_seconds"] += float(meta.get("cpu_seconds", 0.0))
+        gen.stats["rows"] += len(index)
+        gen.record(index, result)
+        if owner is not None:
+            try:
+                await gen.peers[owner].deliver.remote(gen.g, index.tolist(), result.fitness, result.steps, result.info)
+            except Exception:  # noqa: BLE001 - the owner is gone: the driver redoes what it missed
+                pass
 
     # -- the reduction -------------------------------------------------------------------------
-    async def _reduce(self, fitness: np.ndarray) -> dict[str, Any]:
+    async def _reduce(self, gen: Generation, fitness: np.ndarray) -> dict[str, Any]:
         """The coefficients from the replica's tell, this node's blocks, and its subtree's sum."""
-        shared, rows = self.shared, self.rows
+        shared, rows = gen.shared, gen.rows
         c = shared.center_row
         keep = np.arange(len(rows)) if c is None else np.delete(np.arange(len(rows)), c)
         population = Population.join(shared, rows.subset(keep))
@@ -422,33 +397,33 @@ class NodeAggregator:
         if captured is None:
             return {"reduced": None}
         plan = reduce.plan_sums(population, *captured)
-        k = len(self.peers)
-        mine = [b for b in range(plan.n_blocks) if b % k == self.rank]
+        k = len(gen.peers)
+        mine = [b for b in range(plan.n_blocks) if b % k == gen.rank]
         loop = asyncio.get_running_loop()
         own = await loop.run_in_executor(None, lambda: plan.block_sums(mine, threads=self.workers))
         vector = own.linear if own.squares is None else np.concatenate([own.linear, own.squares])
-        children = [c for c in (2 * self.rank + 1, 2 * self.rank + 2) if c < k]
+        children = [c for c in (2 * gen.rank + 1, 2 * gen.rank + 2) if c < k]
         n_chunks = max(1, -(-len(vector) // CHUNK))
         for i in range(n_chunks):
-            self.tree[i] = loop.create_future()
-        totals = await asyncio.gather(*(self._chunk(i, vector[i * CHUNK:(i + 1) * CHUNK], children)
+            gen.tree[i] = loop.create_future()
+        totals = await asyncio.gather(*(self._chunk(gen, i, vector[i * CHUNK:(i + 1) * CHUNK], children)
                                         for i in range(n_chunks)))
-        self.stats["blocks"] += len(mine)
-        if self.rank != 0:
+        gen.stats["blocks"] += len(mine)
+        if gen.rank != 0:
             return {"reduced": "node", "key": plan.key}
-        total = np.concatenate(totals) if totals else vector
-        return {"reduced": "node", "key": plan.key, "total": total}
+        return {"reduced": "node", "key": plan.key, "total": np.concatenate(totals)}
 
-    async def _chunk(self, i: int, own: np.ndarray, children: list[int]) -> np.ndarray:
+    async def _chunk(self, gen: Generation, i: int, own: np.ndarray, children: list[int]) -> np.ndarray:
         total = own.copy()
         try:
-            parts = await asyncio.gather(*(self.peers[c].partial_chunk.remote(self.g, i) for c in children))
+            parts = await asyncio.gather(*(gen.peers[c].partial_chunk.remote(gen.g, i) for c in children))
         except Exception as exc:  # noqa: BLE001 - a child is gone
-            self.tree[i].set_exception(_PeerLost(f"a node of the reduction tree failed: {type(exc).__name__}"))
-            raise _PeerLost(f"a node of the reduction tree failed: {type(exc).__name__}") from exc
+            lost = _PeerLost(f"a node of the reduction tree failed: {type(exc).__name__}")
+            gen.tree[i].set_exception(lost)
+            raise lost from exc
         for part in parts:
             reduce.add_checked(total, part)
-        self.tree[i].set_result(total)
+        gen.tree[i].set_result(total)
         return total
 
     def _capture(self, population: Population, fitness: np.ndarray):
@@ -464,7 +439,7 @@ class NodeAggregator:
             raise _Captured
 
         replica.reducer = capture
-        replica._pending, replica._diverged = population, None
+        replica._pending, replica._ahead, replica._diverged = population, None, None
         try:
             replica.tell(fitness)
         except _Captured:
@@ -472,7 +447,3 @@ class NodeAggregator:
         except Exception:  # noqa: BLE001 - the driver reduces instead (same bits)
             return None
         return None
-
-
-class _PeerLost(Exception):
-    """A peer of the reduction tree failed: the generation is reported incomplete."""

@@ -104,6 +104,22 @@ def test_large_vectors_travel_down_and_up_the_tree_in_chunks(cluster, monkeypatc
     assert executor.stats.node_reductions == 2 and executor.stats.broadcast_bytes > 2 * 2**20
 
 
+def test_pipelined_generations_overlap_on_the_nodes_with_the_same_bits(cluster):
+    """Generation g+1 starts on the nodes before g is collected; every node runs both at once."""
+
+    def pipelined(executor):
+        strategy = bb.make_strategy("openai-es", dim=6, popsize=60, sigma=0.1, seed=7)
+        return bb.optimize(strategy, Slow(6, 0.01), executor, generations=5, seed=11, pipelined=True)
+
+    reference = pipelined("serial")
+    executor = RayExecutor()
+    result = pipelined(executor)
+    executor.close()
+    assert_same(result, reference)
+    assert executor.stats.generations == 6  # the sixth was handed over before the run stopped
+    assert executor.stats.node_reductions == 5
+
+
 @pytest.mark.reliability_long
 def test_a_node_lost_mid_generation_with_no_spare_cpu(cluster):
     made, nodes = cluster
