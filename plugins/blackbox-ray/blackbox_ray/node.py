@@ -159,11 +159,12 @@ class NodeAggregator:
         reply = gen.reply()
         fitness, present = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
         exchanged = [known, gen.fitness()]
-        for k in gen.others:
-            try:
-                exchanged.append(await gen.peers[k].results.remote(gen.g))
-            except Exception as exc:  # noqa: BLE001 - RayActorError: the peer is gone
-                return self._incomplete(gen, reply, f"node {k} failed: {type(exc).__name__}")
+        pulled = await asyncio.gather(*(gen.peers[k].results.remote(gen.g) for k in gen.others),
+                                      return_exceptions=True)  # from every peer at once
+        for k, got in zip(gen.others, pulled):
+            if isinstance(got, BaseException):  # RayActorError: the peer is gone
+                return self._incomplete(gen, reply, f"node {k} failed: {type(got).__name__}")
+            exchanged.append(got)
         for index, values in exchanged:
             fitness[index], present[index] = values, True
         if capture and present.all():
