@@ -135,8 +135,10 @@ class ReductionPlan:
             )
         linear = _from_fixed(total.linear, self.linear_exponent, "linear")
         squares = None
-        if self.squares is not None:
+        if self.squares is not None and total.squares is not None and self.square_exponent is not None:
             squares = _from_fixed(total.squares, self.square_exponent, "squared")
+        elif self.squares is not None:
+            raise ReductionError("the partial sums lack the squared sums this plan has; sum the blocks of this plan")
         return linear, squares
 
     def _check_own(self, part: PartialSums) -> None:
@@ -223,6 +225,8 @@ def combine(*parts: PartialSums) -> PartialSums:
         blocks |= part.blocks
         _add_checked(linear, part.linear)
         if squares is not None:
+            if part.squares is None:
+                raise ReductionError("cannot combine partial sums with and without squared sums (different plans)")
             _add_checked(squares, part.squares)
     return PartialSums(first.key, blocks, linear, squares)
 
@@ -237,6 +241,7 @@ def weighted_sums(population, weights: np.ndarray, square_weights: np.ndarray) -
     """``(sum_i w_i s_i eps_i, sum_i v_i eps_i**2)`` (float64) over all blocks, in this process."""
     plan = plan_sums(population, weights, square_weights)
     linear, squares = plan.finish(plan.block_sums())
+    assert squares is not None  # a plan with square weights has squared sums
     return linear, squares
 
 
@@ -360,7 +365,7 @@ def _sum_chunks(plan: ReductionPlan, work: list, chunks: list[tuple[int, int]],
                     np.multiply(t, noise, out=t)
                     np.add(a_sq, t, out=a_sq)
             _add_fixed(linear_total[start:stop], a, plan.linear_exponent, scratch)
-            if squares_total is not None:
+            if squares_total is not None and plan.square_exponent is not None:
                 _add_fixed(squares_total[start:stop], a_sq, plan.square_exponent, scratch)
 
 

@@ -136,7 +136,7 @@ class Strategy(ABC):
     min_popsize: ClassVar[int] = 2
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: the fixed
     #: blocks summed in this process).
-    reducer: Reducer = staticmethod(block_sums)  # type: ignore[assignment]
+    reducer: Reducer = staticmethod(block_sums)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -293,8 +293,8 @@ class Strategy(ABC):
         """
         rng_state = self._rng_state_at_ask if self._pending is not None else self.rng.bit_generator.state
         pending = None
-        if self._pending_kept:  # sampled before the last update: keep it, and the generator after it
-            pending = population_state(self._pending)
+        if self._pending_kept and self._pending is not None:  # sampled before the last update: keep
+            pending = population_state(self._pending)  # it, and the generator after it
             rng_state = self._rng_state_at_ahead or self.rng.bit_generator.state
         state = {
             "strategy": self.name or type(self).__name__,
