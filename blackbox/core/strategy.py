@@ -134,6 +134,10 @@ class Strategy(ABC):
     state_rows: ClassVar[tuple[str, ...]] = ()
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
+    #: True when ``_tell`` uses only the population it is given, nothing its last ``_ask`` kept: then
+    #: the pipelined mode may sample the next population before this one is told (:meth:`ask_ahead`).
+    #: False by default, so that a strategy written without the mode in mind is never fed the wrong rows.
+    asks_ahead: ClassVar[bool] = False
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: the fixed
     #: blocks summed in this process).
     reducer: Reducer = staticmethod(block_sums)
@@ -227,6 +231,11 @@ class Strategy(ABC):
         old when it is told). ``tell`` then applies to the pending population and the one asked
         ahead becomes pending; the order of asks and tells fixes every bit of the run."""
         self._check_usable()
+        if not self.asks_ahead:
+            raise StateError(
+                f"{self.name or type(self).__name__} cannot sample ahead: its tell() uses what its last ask() kept; "
+                f"run it without the pipelined mode"
+            )
         if self._pending is None:
             raise StateError("ask_ahead() needs a pending population; call ask() first, then ask_ahead()")
         if self._ahead is not None:
@@ -309,7 +318,7 @@ class Strategy(ABC):
             "reduction": self.reduction,
         }
         if pending is not None:
-            state["pending"] = pending
+            state["asked_ahead"] = pending
         state.update(save_fields(self, self.state_fields))
         state.update(self._state_dict())
         return state
@@ -350,8 +359,8 @@ class Strategy(ABC):
         self._rng_state_at_ask = None
         self._diverged = None
         self._ahead, self._rng_state_at_ahead, self._pending_kept = None, None, False
-        if "pending" in state:  # a population asked ahead (pipelined mode): pending again, as saved
-            self._pending, self._pending_kept = population_from_state(state["pending"], self.dim), True
+        if "asked_ahead" in state:  # a population asked ahead (pipelined mode): pending again, as saved
+            self._pending, self._pending_kept = population_from_state(state["asked_ahead"], self.dim), True
         self.reduction = str(reduction)
         load_fields(self, self.state_fields, state, rows=self.state_rows)
         self._load_state_dict(state)
@@ -432,7 +441,7 @@ def population_from_state(state: Mapping[str, Any], dim: int) -> Population:
                                   float(sigma) if sigma.ndim == 0 else sigma,
                                   np.asarray(state["parents"], dtype=np.int64), groups)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"state_dict pending population does not fit this strategy: {exc}") from None
+        raise ConfigError(f"state_dict asked_ahead population does not fit this strategy: {exc}") from None
 
 
 #: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.

@@ -314,6 +314,13 @@ def optimize(
     if run is None:
         run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center,
                   pipelined=bool(pipelined))
+    if run.pipelined and not strategy.asks_ahead:
+        raise ConfigError(
+            f"the pipelined mode needs a strategy that can sample its next population before this one is "
+            f"told; {strategy.name or type(strategy).__name__} keeps what its last ask() drew for its tell() "
+            f"(the table strategies can: openai-es, nes, pgpe, snes, sep-cma-es, ars, cem, ga); run it without "
+            f"pipelined"
+        )
     run.attach_stop(conditions)
     hooks = [cb if isinstance(cb, Callback) else _FunctionCallback(cb) for cb in callbacks]
     reason = "interrupted"
