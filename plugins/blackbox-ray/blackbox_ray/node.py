@@ -153,7 +153,11 @@ class NodeAggregator:
         if self.scheduler is None or self.scheduler.done():
             self.scheduler = asyncio.ensure_future(self._schedule())
         self.wake.set()
-        await gen.published.wait()
+        published = asyncio.ensure_future(gen.published.wait())
+        await asyncio.wait([published, self.scheduler], return_when=asyncio.FIRST_COMPLETED)
+        if not published.done():  # the scheduler stopped: it raised
+            published.cancel()
+            raise WorkerError(f"the node's scheduler stopped: {self.scheduler.exception()!r}")
         if gen.error is not None:
             raise gen.error
         reply = gen.reply()
