@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from _common import machine, version  # noqa: E402
 
-SECTIONS = ("overhead", "solve-cartpole", "solve-mujoco", "bbob", "executors", "before-after")
+SECTIONS = ("overhead", "solve-cartpole", "solve-mujoco", "bbob", "executors", "before-after", "rl-presets",
+            "contrast-rl")
 TITLES = {
     "overhead": "Optimizer overhead: ask + tell per generation",
     "solve-cartpole": "Solving CartPole-v1 against EvoTorch",
@@ -46,6 +47,8 @@ TITLES = {
     "bbob": "Quality at equal budget: BBOB",
     "executors": "Executors: dispatch overhead and speed-up",
     "before-after": "Performance work: before and after, side by side",
+    "rl-presets": "Gymnasium presets: blackbox run --problem gym:ID reaches the goal",
+    "contrast-rl": "ES against PPO (and ARS against ARS): steps and wall time to the goal",
 }
 PEERS = {"evotorch": "evotorch", "evosax": "evosax", "jax": "jax", "pycma": "cma", "nevergrad": "nevergrad",
          "torch": "torch", "numpy": "numpy", "gymnasium": "gymnasium", "mujoco": "mujoco", "cocoex": "cocoex",
@@ -239,13 +242,58 @@ def section_before_after(quick: bool, out: Path) -> dict:
     return {"markdown": before_after.markdown(measured), "targets": [], "plots": [], "data": measured}
 
 
+def section_rl_presets(quick: bool, out: Path) -> dict:
+    import rl_presets
+
+    tasks = ["CartPole-v1", "Acrobot-v1"] if quick else list(rl_presets.TASKS)
+    rows, trials = rl_presets.measure(tasks, 1 if quick else 5, log=log)
+    return rl_presets_body(rows, trials)
+
+
+def rl_presets_body(rows: list[dict], trials: list[dict]) -> dict:
+    import rl_presets
+
+    solved = [r["task"] for r in rows if r["solved"] == r["seeds"]]
+    missed = [f"{r['task']} ({r['solved']}/{r['seeds']})" for r in rows if r["task"] not in solved]
+    target = {"target": "Gymnasium presets: every task's preset reaches its goal on every seed (>= 5)",
+              "measured": f"{len(solved)} of {len(rows)} tasks on every seed; not: {', '.join(missed) or 'none'}",
+              "met": not missed and all(r["seeds"] >= 5 for r in rows)}
+    return {"markdown": rl_presets.markdown(rows, trials), "targets": [target], "data": {"rows": rows, "trials": trials}}
+
+
+#: Tasks of the ES-against-PPO section, and the seconds each method may train.
+CONTRAST_TASKS = ("Pendulum-v1", "Hopper-v5", "HalfCheetah-v5")
+CONTRAST_SECONDS = 600.0
+
+
+def section_contrast_rl(quick: bool, out: Path) -> dict:
+    from blackbox.cli.run import run_config_from_flags as read
+    from blackbox.lab.contrast.rl import run_rl_contrast
+
+    tasks = ("CartPole-v1",) if quick else CONTRAST_TASKS
+    seconds = 60.0 if quick else CONTRAST_SECONDS
+    reports = [run_rl_contrast(task, read, max_time=seconds) for task in tasks]
+    if not quick:
+        reports.append(run_rl_contrast("HalfCheetah-v5", read, baseline="ars", max_time=seconds))
+    return contrast_rl_body([r.as_dict() for r in reports], seconds)
+
+
+def contrast_rl_body(reports: list[dict], seconds: float) -> dict:
+    from blackbox.lab.contrast.rl_report import contrast_markdown
+
+    return {"markdown": contrast_markdown(reports, seconds), "targets": [], "data": {"reports": reports}}
+
+
 RUNNERS: dict[str, Callable[[bool, Path], dict]] = {
     "overhead": section_overhead, "solve-cartpole": section_solve_cartpole, "solve-mujoco": section_solve_mujoco,
     "bbob": section_bbob, "executors": section_executors, "before-after": section_before_after,
+    "rl-presets": section_rl_presets, "contrast-rl": section_contrast_rl,
 }
 #: Sections --quick leaves out unless named with --only, and why.
 QUICK_SKIPS = {"solve-mujoco": "each run trains for minutes; `--only solve-mujoco` runs it (with --quick: one "
-                               "seed, our SNES and EvoTorch's VecGymNE + SNES, 60 s each)"}
+                               "seed, our SNES and EvoTorch's VecGymNE + SNES, 60 s each)",
+               "contrast-rl": "needs the rl extra and trains PPO for minutes; `--only contrast-rl` runs it "
+                              "(with --quick: CartPole-v1, 60 s each)"}
 
 
 # -- running and assembling ------------------------------------------------------------------------

@@ -165,8 +165,9 @@ def install() -> None:
 
 def forward_names(module: str, moved: Mapping[str, str], submodules: Sequence[str] = ()) -> Callable[[str], Any]:
     """A module ``__getattr__`` serving names that moved: ``moved`` maps a name to ``"new.module"``
-    (where the name lives now, under the same name) and each use warns with :func:`moved_message`;
-    the ``submodules`` of ``module`` named are imported on first use, without a warning::
+    (where the name lives now, under the same name) or ``"new.module:new_name"`` (renamed), and each
+    use warns with :func:`moved_message`; the ``submodules`` of ``module`` named are imported on first
+    use, without a warning::
 
         __getattr__ = forward_names(__name__, {"MNIST": "blackbox.problems.mnist.problem"})
     """
@@ -176,8 +177,10 @@ def forward_names(module: str, moved: Mapping[str, str], submodules: Sequence[st
             return importlib.import_module(f"{module}.{name}")
         if name not in moved:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        home = moved[name]
-        warnings.warn(moved_message(f"{module}.{name}", f"{home}.{name}", home), DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module(home), name)
+        home, _, new_name = moved[name].partition(":")
+        new_name = new_name or name
+        warnings.warn(moved_message(f"{module}.{name}", f"{home}.{new_name}", home), DeprecationWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(home), new_name)
 
     return __getattr__

@@ -147,7 +147,9 @@ def check_vector(name: str, value, dim: int | None = None) -> np.ndarray:
 def check_seed(seed) -> int:
     """A non-negative integer seed; None draws one from the OS so it can be recorded."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        entropy = np.random.SeedSequence().entropy  # drawn from the OS: an int (a sequence only when given one)
+        assert isinstance(entropy, int)
+        return int(entropy % (2**63))
     return check_int("seed", seed, minimum=0)
 
 

@@ -21,6 +21,8 @@ __all__ = [
     "EvaluationError",
     "WorkerError",
     "CheckpointError",
+    "CheckpointVersionError",
+    "RunInUseError",
     "StorageError",
     "DatasetError",
     "ReductionError",
@@ -82,6 +84,15 @@ class WorkerError(BlackboxError, RuntimeError):
 
 class CheckpointError(BlackboxError, OSError):
     """A checkpoint is missing, truncated, corrupt, or could not be written."""
+
+
+class CheckpointVersionError(CheckpointError):
+    """A checkpoint in a newer format than this blackbox reads: not corrupt, so it is neither set
+    aside nor skipped; upgrading blackbox resumes it."""
+
+
+class RunInUseError(BlackboxError, RuntimeError):
+    """A run directory is in use by another blackbox process (its lock file names the holder)."""
 
 
 class StorageError(BlackboxError, OSError):

@@ -2,7 +2,10 @@
 
 A reader never sees half a file or half a folder: everything is written under a temporary name in
 the same folder, flushed to disk, then renamed over the target (:func:`atomic_write` for a file,
-:func:`atomic_folder` for a folder of files). Arrays are loaded with ``allow_pickle=False``, so a
+:func:`atomic_folder` for a folder of files). Files and folders get the modes ``open()`` and
+``mkdir()`` give (``0666`` and ``0777`` less the umask: ``0644`` and ``0755`` under the usual umask
+022), not the private ``0600``/``0700`` of the temporary files they start as, so every file of a run
+directory has one mode; a umask of 077 keeps them all private. Arrays are loaded with ``allow_pickle=False``, so a
 file from elsewhere can never run code. :func:`map_tree` is the one walker over state trees
 (nested dicts and lists); :func:`to_plain` and the checkpoint codec are built on it.
 """
@@ -24,9 +27,23 @@ import tomli_w
 from .errors import BlackboxError, CheckpointError, StorageError
 
 __all__ = [
-    "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz", "load_npz",
-    "write_toml", "write_json", "map_tree", "to_plain",
+    "umask", "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz",
+    "load_npz", "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain",
 ]
+
+
+def umask() -> int:
+    """The process's umask, read from ``/proc`` where it can be (setting it to read it races other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = True) -> Path:
@@ -40,6 +57,7 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], binary: bool = 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.chmod(tmp, 0o666 & ~umask())  # as open() would create it, not mkstemp's 0600
         handle: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
         with handle:
             write(handle)
@@ -89,6 +107,7 @@ def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=directory))
     try:
+        os.chmod(tmp, 0o777 & ~umask())  # as mkdir() would create it, not mkdtemp's 0700
         fill(tmp)
         fsync_dir(tmp)
         if final.exists():
@@ -191,20 +210,33 @@ def _str_key(key: Any, path: str) -> str:
 
 
 def map_tree(tree: Any, leaf: Callable[[Any, str], Any], *, path: str = "",
-             key: Callable[[Any, str], Any] = _str_key) -> Any:
+             key: Callable[[Any, str], Any] = _str_key, sequences: bool = True) -> Any:
     """A copy of the state tree ``tree``: dicts stay dicts, lists and tuples become lists, and every
-    other value becomes ``leaf(value, path)``.
+    other value becomes ``leaf(value, path)`` (lists and tuples too when ``sequences`` is False).
 
     ``path`` names a value by its keys and indices joined with ``/`` (``"strategy/optimizer/m"``,
     ``"problem/stack/0"``); ``key(k, path)`` gives the copy's key for the key ``k`` of the dict at
     ``path`` (default: ``str(k)``), and may refuse it by raising. Keys are visited before their values.
     """
     if isinstance(tree, dict):
-        return {key(k, path): map_tree(v, leaf, path=f"{path}/{k}" if path else str(k), key=key)
+        return {key(k, path): map_tree(v, leaf, path=f"{path}/{k}" if path else str(k), key=key, sequences=sequences)
                 for k, v in tree.items()}
-    if isinstance(tree, (list, tuple)):
+    if sequences and isinstance(tree, (list, tuple)):
         return [map_tree(v, leaf, path=f"{path}/{i}", key=key) for i, v in enumerate(tree)]
     return leaf(tree, path)
+
+
+def flat_leaves(tree: Any, prefix: str, *, sequences: bool = True) -> dict[str, Any]:
+    """``{"problem/obs_mean": value, ...}``: the leaves of a state tree under their ``/`` paths below
+    ``prefix``, walked by :func:`map_tree` (None and strings left out)."""
+    leaves: dict[str, Any] = {}
+
+    def collect(value: Any, path: str) -> None:
+        if value is not None and not isinstance(value, str):
+            leaves[path] = value
+
+    map_tree(tree, collect, path=prefix, sequences=sequences)
+    return leaves
 
 
 def _plain_leaf(value: Any, path: str) -> Any:
@@ -215,9 +247,11 @@ def _plain_leaf(value: Any, path: str) -> Any:
     return value
 
 
-def to_plain(value: Any) -> Any:
-    """Numpy scalars and arrays to Python numbers and lists, recursively (for TOML and JSON)."""
-    return map_tree(value, _plain_leaf)
+def to_plain(value: Any, *, drop_none: bool = False) -> Any:
+    """Numpy scalars and arrays to Python numbers and lists, tuples to lists, recursively (for TOML
+    and JSON); ``drop_none`` leaves out the dict entries that are None (TOML has no null)."""
+    plain = map_tree(value, _plain_leaf)
+    return _drop_none(plain) if drop_none else plain
 
 
 def _drop_none(value: Any) -> Any:
@@ -230,7 +264,7 @@ def _drop_none(value: Any) -> Any:
 
 def write_toml(path: str | Path, data: dict[str, Any]) -> Path:
     """Write ``data`` as TOML atomically (None values are left out: TOML has no null)."""
-    text = tomli_w.dumps(_drop_none(to_plain(data)))
+    text = tomli_w.dumps(to_plain(data, drop_none=True))
     return atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 

@@ -36,6 +36,22 @@ def test_to_plain_turns_numpy_into_python_numbers_and_lists():
     assert plain == {"x": [0, 1, 2], "4": [0.5, 2, True], "s": "t"}
     assert [type(v) for v in plain["4"]] == [float, int, bool] and type(plain["x"][0]) is int
 
+    with_none = {"a": None, "b": [None, {"c": None, "d": (1, None)}], "e": {"f": np.float64(2.0)}}
+    assert files.to_plain(with_none, drop_none=True) == {"b": [None, {"d": [1, None]}], "e": {"f": 2.0}}
+    assert files.to_plain(with_none)["a"] is None
+
+
+def test_flat_leaves_names_each_leaf_by_its_path():
+    mean = np.arange(3.0)
+    tree = {"obs_mean": mean, "obs_count": 7.0, "digest": "abc", "none": None, "cap": {"n": np.int64(5)},
+            "stack": [1, 2]}
+    flat = files.flat_leaves(tree, "problem")
+    assert flat == {"problem/obs_mean": mean, "problem/obs_count": 7.0, "problem/cap/n": 5,
+                    "problem/stack/0": 1, "problem/stack/1": 2}
+    assert flat["problem/obs_mean"] is mean
+    assert files.flat_leaves(tree, "problem", sequences=False)["problem/stack"] == [1, 2]
+    assert files.flat_leaves({}, "problem") == {} and files.flat_leaves(mean, "problem") == {"problem": mean}
+
 
 # -- atomic_folder -----------------------------------------------------------------------------------
 def fill_with(**contents):
@@ -92,3 +108,35 @@ def test_npz_bytes_round_trip_through_load_npz(tmp_path):
     assert loaded["c"].dtype == np.int8 and loaded["c"].shape == ()
     with pytest.raises(CheckpointError, match="cannot save 'o': object arrays would need pickle"):
         files.save_npz(tmp_path / "y.npz", {"o": np.array([None])})
+
+
+# -- modes ---------------------------------------------------------------------------------------
+@pytest.fixture
+def umask_027():
+    old = os.umask(0o027)
+    yield
+    os.umask(old)
+
+
+def test_written_files_and_folders_get_the_modes_open_and_mkdir_give(tmp_path, umask_027):
+    assert files.umask() == 0o027
+    path = files.atomic_write(tmp_path / "a.json", lambda handle: handle.write(b"{}"))
+    folder = files.atomic_folder(tmp_path / "gen", lambda tmp: files.write_synced(tmp / "x.bin", b"1"))
+    opened = tmp_path / "opened"
+    opened.write_bytes(b"")
+    (tmp_path / "made").mkdir()
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (path, folder, folder / "x.bin", opened, tmp_path / "made")}
+    assert modes == {"a.json": 0o640, "gen": 0o750, "x.bin": 0o640, "opened": 0o640, "made": 0o750}
+
+
+def test_every_file_of_a_run_directory_has_one_mode(tmp_path, umask_027):
+    from blackbox.lab.runs import start_run
+
+    start_run({"problem": {"name": "sphere", "dim": 3}, "stop": {"generations": 2}, "log": {"plot": False}},
+              tmp_path / "run")
+    found = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "run").rglob("*")}
+    assert set(found) >= {"run/config.toml", "run/records.csv", "run/records.jsonl", "run/result.json",
+                          "run/solution.npz", "run/checkpoints", "run/checkpoints/gen-000002",
+                          "run/checkpoints/gen-000002/state.json", "run/checkpoints/gen-000002/arrays.npz"}
+    assert {mode for name, mode in found.items() if (tmp_path / name).is_file()} == {0o640}
+    assert {mode for name, mode in found.items() if (tmp_path / name).is_dir()} == {0o750}

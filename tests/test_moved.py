@@ -137,3 +137,71 @@ def test_names_of_a_module_that_became_a_package_are_forwarded(name):
                                                 f"blackbox.problems.mnist.problem.{name} in 0.2.0"):
         value = getattr(package, name)
     assert value is getattr(importlib.import_module("blackbox.problems.mnist.problem"), name)
+
+
+#: 0.1.0's blackbox.config.__all__ (``git show 8e4f0e8:blackbox/config.py``) -> where each name is now.
+CONFIG_NAMES = {
+    "ConfigDoc": ("blackbox.config.toml", "ConfigDoc"), "load_toml": ("blackbox.config.toml", "load_toml"),
+    "Component": ("blackbox.registry.component", "Component"),
+    "make_component": ("blackbox.config.component", "read_component"),
+    "component_override": ("blackbox.config.component", "component_override"),
+    "build_components": ("blackbox.config.resolved", "build_components"),
+    "BUDGET_KEYS": ("blackbox.config.resolved", "BUDGET_KEYS"),
+    **{name: ("blackbox.config.run", name) for name in (
+        "check_section", "RunConfig", "read_run_config", "resolve_run_config", "config_changes", "breaking_changes",
+        "set_override", "STOP_KEYS", "run_config", "set_value", "parse_set")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG_NAMES))
+def test_the_names_of_the_config_module_are_forwarded(name):
+    import blackbox.config as package
+
+    home, new_name = CONFIG_NAMES[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(package, name)
+    assert [str(w.message) for w in caught] == [
+        f"blackbox.config.{name} moved to {home}.{new_name} in 0.2.0; import from {home}"]
+    assert caught[0].category is DeprecationWarning and caught[0].filename == __file__
+    assert value is getattr(importlib.import_module(home), new_name)
+
+
+def test_every_name_of_the_config_module_is_forwarded():
+    from blackbox.config import MOVED_NAMES
+
+    assert sorted(MOVED_NAMES) == sorted(CONFIG_NAMES) and len(CONFIG_NAMES) == 18
+    with pytest.raises(AttributeError, match="module 'blackbox.config' has no attribute 'nothing_here'"):
+        import blackbox.config as package
+
+        package.nothing_here  # noqa: B018
+
+
+def test_an_old_config_import_reads_a_run_config(tmp_path):
+    (tmp_path / "run.toml").write_text('strategy = "nes"\nproblem = "sphere:dim=3"\n[stop]\ngenerations = 2\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from blackbox.config import load_toml, read_run_config, resolve_run_config
+    # (``from m import x`` looks the name up twice: hasattr, then the import itself)
+    assert list(dict.fromkeys(str(w.message).partition(" in ")[0] for w in caught)) == [
+        "blackbox.config.load_toml moved to blackbox.config.toml.load_toml",
+        "blackbox.config.read_run_config moved to blackbox.config.run.read_run_config",
+        "blackbox.config.resolve_run_config moved to blackbox.config.run.resolve_run_config"]
+    resolved = resolve_run_config(read_run_config(load_toml(tmp_path / "run.toml")))
+    assert (resolved.strategy.name, resolved.problem.name, resolved.stop.generations) == ("nes", "sphere", 2)
+
+
+def test_the_gym_package_exports_the_problem_and_its_option_groups():
+    import blackbox.problems.gym as package
+    from blackbox.problems.gym import options
+    from blackbox.problems.gym.environment import make_gym_env
+    from blackbox.problems.gym.problem import GymProblem
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from blackbox.problems.gym import EpisodeCap, ObsNorm  # the README's import, no warning
+    assert package.GymProblem is GymProblem and package.make_gym_env is make_gym_env
+    assert (ObsNorm, EpisodeCap) == (options.ObsNorm, options.EpisodeCap)
+    assert sorted(package.__all__) == sorted(["GymProblem", "make_gym_env", "Environment", "Episodes", "Policy",
+                                              "ObsNorm", "EpisodeCap", "Frames", "VBN"])
+    assert all(getattr(package, name) is getattr(options, name) for name in package.__all__[2:])

@@ -44,7 +44,7 @@ def test_values_that_pass():
 
 def test_the_optimizers_and_the_noise_table_use_them():
     with pytest.raises(bb.ConfigError, match="^beta1 must be a finite number >= 0, got -0.1$"):
-        bb.Adam(lr=0.1, beta1=-0.1)
+        bb.optim.Adam(lr=0.1, beta1=-0.1)
     with pytest.raises(bb.ConfigError, match="^noise table size must be between 65536 and 2147483648, got 3$"):
         bb.NoiseTable(3)
     with pytest.raises(bb.ConfigError, match="^noise table seed must be a non-negative integer, got True$"):

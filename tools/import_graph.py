@@ -2,12 +2,19 @@
 
     python tools/import_graph.py            # a table for people
     python tools/import_graph.py --json     # the same figures as JSON
+    python tools/import_graph.py --root /tmp/old --moves blackbox/_moved.py   # another checkout
+
+``--root`` measures the ``blackbox/`` of another checkout (an older commit) with this checkout's
+tool and contract; ``--moves`` names a ``_moved.py`` whose ``MOVED`` and ``ALIASES`` tables (read
+as data, not imported) say where each old module lives now, so an old tree's imports are held to
+today's layers (a module named in neither keeps its name).
 
 Edges are the imports written in the source (``import``/``from ... import``, relative or absolute,
 at module level or inside functions; ``if TYPE_CHECKING`` blocks are left out, since they never run).
 A *room* is a top-level module or sub-package of ``blackbox``. Floors are the longest import chain
 below a room (rooms in one cycle share a floor). Upward imports are edges from a room to a room of
-a higher layer in the import-linter contract of ``pyproject.toml`` (none when there is no contract).
+a higher layer in the import-linter contract of ``pyproject.toml`` (none when there is no contract);
+sideways imports, edges between rooms that the contract declares independent (``lab | testing``).
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "blackbox"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -130,19 +137,42 @@ def room(module: str) -> str:
     return ".".join(parts[:2]) if len(parts) > 1 else parts[0]
 
 
-def contract_layers() -> list[list[str]]:
+def contract_layers() -> list[tuple[list[str], bool]]:
+    """The layers of the contract on ``blackbox``, top first, each with whether its rooms are
+    independent of each other (``a | b``; ``a : b`` may import each other)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     contracts = config.get("tool", {}).get("importlinter", {}).get("contracts", [])
     for contract in contracts:
         if contract.get("type") == "layers" and contract.get("containers") == [PACKAGE]:
-            return [[f"{PACKAGE}.{m.strip()}" for m in layer.replace(":", "|").split("|")]
+            return [([f"{PACKAGE}.{m.strip()}" for m in layer.replace(":", "|").split("|")], ":" not in layer)
                     for layer in contract["layers"]]
     return []
 
 
-def measure() -> dict:
-    files = sorted((ROOT / PACKAGE).rglob("*.py"))
-    names = {module_name(p): p for p in files}
+def read_moves(path: Path) -> dict[str, str]:
+    """``MOVED`` and ``ALIASES`` of a ``_moved.py`` (old module -> where it lives now), read with ast."""
+    moves: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id in ("MOVED", "ALIASES") and node.value is not None:
+            moves.update(ast.literal_eval(node.value))
+    return moves
+
+
+def moved(module: str, moves: dict[str, str]) -> str:
+    """Where ``module`` lives now: its own entry, or its package's (submodules move with it)."""
+    head = module
+    while head:
+        if head in moves:
+            return moves[head] + module[len(head):]
+        head = head.rpartition(".")[0]
+    return module
+
+
+def measure(root: Path = ROOT, moves: dict[str, str] | None = None) -> dict:
+    files = sorted((root / PACKAGE).rglob("*.py"))
+    names = {module_name(p, root): p for p in files}
     modules = set(names)
     edges = {n: imports_of(p, n, modules) for n, p in names.items()}
     module_cycles = [c for c in sccs(sorted(modules), edges) if len(c) > 1]
@@ -156,10 +186,15 @@ def measure() -> dict:
     room_cycles = [c for c in sccs(rooms, room_edges) if len(c) > 1]
     room_floor = floors(rooms, room_edges)
     layers = contract_layers()
-    rank = {m: len(layers) - i for i, layer in enumerate(layers) for m in layer}
-    upward = sorted(f"{a} -> {b}" for a, targets in room_edges.items() for b in targets
-                    if a in rank and b in rank and rank[b] > rank[a])
-    lines = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for p in files}
+    rank = {m: len(layers) - i for i, (layer, _) in enumerate(layers) for m in layer}
+    independent = {m for layer, alone in layers if alone and len(layer) > 1 for m in layer}
+    # Upward imports: module edges between rooms, each end put in its room of today (--moves).
+    now = {m: room(moved(m, moves or {})) for m in modules}
+    upward = sorted({f"{room(a)} -> {room(b)}" for a, targets in edges.items() for b in targets
+                     if now[a] in rank and now[b] in rank and rank[now[b]] > rank[now[a]]})
+    sideways = sorted({f"{room(a)} -> {room(b)}" for a, targets in edges.items() for b in targets
+                       if now[a] != now[b] and {now[a], now[b]} <= independent and rank[now[a]] == rank[now[b]]})
+    lines = {str(p.relative_to(root)): len(p.read_text().splitlines()) for p in files}
     top = [m for m in modules if m.count(".") == 1 and not names[m].name == "__init__.py"]
     return {
         "files": len(files),
@@ -175,15 +210,20 @@ def measure() -> dict:
         "room_floors": max(room_floor.values(), default=0),
         "room_cycles": room_cycles,
         "contract_layers": len(layers),
+        "rooms_outside_contract": sorted({now[m] for m in modules if m != PACKAGE} - set(rank)) if layers else [],
         "upward_imports": upward,
+        "sideways_imports": sideways,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    figures = measure()
-    if parser.parse_args().json:
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--moves", type=Path, help="a _moved.py: old module paths -> where they live now")
+    args = parser.parse_args()
+    figures = measure(args.root.resolve(), read_moves(args.moves) if args.moves else None)
+    if args.json:
         print(json.dumps(figures, indent=2))
         return
     for key, value in figures.items():

@@ -1,7 +1,9 @@
 """The ``blackbox`` command: one module per subcommand, each adding its own parser.
 
 To add a command, write ``blackbox/cli/<name>.py`` with ``add_parser(subparsers)`` that sets
-``func`` on its parser, and list the module in ``COMMANDS``.
+``func`` on its parser, and list the module in ``COMMANDS``. A sub-command with options of its own
+(``blackbox contrast rl``) is a module with ``build_parser()`` and ``run(args)``, listed in
+``SUBCOMMANDS``; it takes the rest of the command line.
 """
 
 from __future__ import annotations
@@ -9,13 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 from collections.abc import Sequence
 
 from ..errors import BlackboxError
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
-COMMANDS = ["run", "list", "check", "contrast", "resume", "compare", "play"]
+COMMANDS = ["run", "list", "check", "new", "contrast", "resume", "compare", "play"]
+SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``blackbox`` script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    argv = [*(sys.argv[1:] if argv is None else argv)]  # not list(): the cli.list module shadows it here
+    module = SUBCOMMANDS.get(tuple(argv[:2]))
+    if module is not None:
+        command = importlib.import_module(f"{__name__}.{module}")
+        args = command.build_parser().parse_args(argv[2:])
+        args.command, args.func = " ".join(argv[:2]), command.run
+    else:
+        args = build_parser().parse_args(argv)
+    args.started = started  # commands that report their wall time measure it from here
     try:
         return int(args.func(args) or 0)
     except BlackboxError as exc:

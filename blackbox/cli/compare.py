@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
                     "a Markdown summary and learning-curve plots. Resumable: run it again to continue.",
     )
     parser.add_argument("experiment", type=Path, metavar="EXPERIMENT.toml", help="the experiment file")
-    parser.add_argument("--out", type=Path, help="output folder (default: the file's out, or experiments/<name>)")
+    parser.add_argument("--out", type=Path, help="output folder (default: the file's out, or runs/experiments/<name>)")
     parser.add_argument("--jobs", type=int, help="runs at a time, in separate processes (default: the file's jobs)")
     parser.add_argument("--smoke", action="store_true",
                         help="use the file's [smoke] settings (small budgets; also BLACKBOX_SMOKE=1)")
@@ -52,6 +52,25 @@ class _Status(Callback):
         self.progress.update(self.task, status=f"{self.name}: gen {record.generation}, center {center}")
 
 
+def print_tables(tables: list[dict[str, Any]], console: Console) -> None:
+    """The summary's ranking of each problem, as in summary.md, with the rule it ranks by beneath it."""
+    from rich import box
+    from rich.table import Table
+
+    for info in tables:
+        target = f"; target: center fitness >= {info['target']:g}" if info["target"] is not None else ""
+        table = Table(title=f"{info['problem']} ({info['spec']}{target})", title_justify="left",
+                      caption=f"ranked by {info['ranking']}", caption_justify="left", box=box.SIMPLE_HEAD,
+                      pad_edge=False, collapse_padding=True)
+        for number, column in enumerate(info["header"]):
+            table.add_column(column, justify="left" if number == 1 else "right", overflow="fold",
+                             no_wrap=column.endswith("CI") or number == 1)
+        for row in info["rows"]:
+            table.add_row(*row)
+        console.print(table)
+        console.print()
+
+
 def run(args: argparse.Namespace) -> int:
     from ..lab.report import write_report
 
@@ -59,14 +78,21 @@ def run(args: argparse.Namespace) -> int:
     show = not (args.quiet or args.json)
     console = Console(stderr=True)
     failures: list[tuple[Cell, BaseException]] = []
+    todo: list[Cell] = []
     if not args.report_only:
         todo = plan_cells(experiment, overwrite=args.overwrite)
         skipped = len(experiment.cells) - len(todo)
         if show:
             for label, reason in experiment.skipped:
                 console.print(f"skipping strategy {label}: {reason}")
-            console.print(f"experiment {experiment.name}: {len(experiment.cells)} runs, {skipped} already "
-                          f"finished, {len(todo)} to run" + (f" ({experiment.jobs} at a time)" if experiment.jobs > 1 else ""))
+            if todo:
+                console.print(f"experiment {experiment.name}: {len(experiment.cells)} runs, {skipped} already "
+                              f"finished, {len(todo)} to run"
+                              + (f" ({experiment.jobs} at a time)" if experiment.jobs > 1 else ""))
+            else:
+                console.print(f"experiment {experiment.name}: all {len(experiment.cells)} runs are finished; "
+                              f"nothing to run, the report is rebuilt from them", soft_wrap=True)
+    if not args.report_only and todo:
         progress = Progress(TextColumn("[bold]runs"), MofNCompleteColumn(), BarColumn(bar_width=20),
                             TimeElapsedColumn(), TextColumn("{task.fields[status]}"), console=console,
                             disable=not show)
@@ -81,11 +107,12 @@ def run(args: argparse.Namespace) -> int:
                 progress.advance(task)
                 if error is not None:
                     progress.console.print(f"[red]failed[/red] {name(cell)}: {type(error).__name__}: {error}")
-                elif show:
+                elif show and summary is not None:  # a run that ended without an error has its summary
                     center = summary.get("center_fitness")
                     progress.console.print(
                         f"done {name(cell)}: center {center if center is None else format(center, '.4g')}, "
-                        f"{summary['generations']} generations, {summary['wall_time']:.1f} s ({summary['stop_reason']})")
+                        f"{summary['generations']} generations, {summary['wall_time']:.1f} s in generations "
+                        f"({summary['stop_reason']})")
 
             failures = run_experiment(
                 experiment, todo, on_done=on_done,
@@ -95,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**index, "failed": [str(c.run_dir) for c, _ in failures]}))
     elif not args.quiet:
-        print(f"results: {index['results']}\nsummary: {index['summary']}\n"
-              f"plots: {', '.join(index['plots']) or 'none'}")
+        print_tables(index["tables"], Console())
+        plots = index["plots"]
+        where = f"{len(plots)} in {Path(plots[0]).parent}" if plots else "none"
+        print(f"results: {index['results']}\nsummary: {index['summary']}\nplots: {where}")
     if failures:
         print(f"blackbox compare: {len(failures)} run(s) failed: "
               + "; ".join(f"{c.run_dir}: {e}" for c, e in failures), file=sys.stderr)

@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
                     "test accuracy against wall time and passes through the network.",
     )
     parser.add_argument("problem", nargs="?", default="mnist",
-                        help="problem spec (default: mnist; e.g. mnist:path=/data/mnist,model=cnn)")
+                        help="problem spec (default: mnist; e.g. mnist:path=/data/mnist,model=cnn); "
+                             "`blackbox contrast rl TASK`: ES against PPO on a Gymnasium task (see its --help)")
     es = parser.add_argument_group("evolution strategy")
     es.add_argument("--strategy", default="openai-es", help="strategy spec (default: openai-es, tuned for this job)")
     es.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
@@ -58,12 +59,31 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
+def _ours(path: Path) -> bool:
+    """An output of an earlier ``blackbox contrast``: its JSON report, or a PNG drawn by matplotlib."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+        if path.suffix == ".png":
+            return head.startswith(b"\x89PNG\r\n\x1a\n") and b"Matplotlib" in head
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(report, dict) and {"comparison", "slowdown"} <= set(report)
+
+
 def _out_dir(out: Path | None, problem: str, overwrite: bool) -> Path:
     if out is None:
         out = Path("runs") / f"contrast-{problem}-{time.strftime('%Y%m%d-%H%M%S')}"
     taken = [name for name in _OUTPUTS if (out / name).exists()]
     if taken and not overwrite:
         raise ConfigError(f"{out} already holds {', '.join(taken)}; pass --overwrite or choose another --out")
+    foreign = [name for name in taken if not _ours(out / name)]
+    if foreign:  # --overwrite replaces an earlier contrast's outputs, never someone else's files
+        raise ConfigError(f"{out} holds {', '.join(foreign)}, which blackbox contrast did not write; move "
+                          f"{'it' if len(foreign) == 1 else 'them'} away or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     return out
 

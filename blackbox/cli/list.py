@@ -10,8 +10,10 @@ them in the table too.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -88,17 +90,35 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = Table(show_lines=args.options)
-    columns = ("name", "kind", "distribution", "version", "description") + (("options",) if args.options else ())
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        desc = escape(row["description"]) if row["status"] == "ok" else "[red]" + escape(row["status"]) + "[/red]"
-        options = [escape(_option_text(o)) for o in row["options"]] if args.options else []
-        table.add_row(row["name"], row["kind"], row["distribution"], row["version"], desc,
-                      *(["\n".join(options)] if args.options else []))
-    Console().print(table)
+    console = Console()
+    groups = [(kind, [r for r in rows if r["kind"] == registry_for(kind).kind]) for kind in kinds]
+    broken = [r for r in rows if r["kind"] == "?"]
+    for title, group in [*groups, *([("distributions that cannot be read", broken)] if broken else [])]:
+        console.print(_table(title, group, args.options))
     return 0
+
+
+def plain_text(text: str) -> str:
+    """A docstring line without its reStructuredText markup: ``x``, `x`, :class:`~a.X` read as x, x, X."""
+    text = re.sub(r":[a-z]+:`~?(?:[\w.]*\.)?([^`]+)`", r"\1", text)
+    return re.sub(r"``?([^`]+)``?", r"\1", text)
+
+
+def _table(title: str, rows: list[dict], with_options: bool) -> Table:
+    """One table per kind: the name, where it comes from, and what it is (its options beneath, with --options)."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_lines=with_options)
+    table.add_column("name", no_wrap=True)
+    table.add_column("from", no_wrap=True)
+    table.add_column("description", ratio=1)
+    for row in rows:
+        if row["status"] == "ok":
+            text = escape(plain_text(row["description"]))
+        else:
+            text = "[red]" + escape(row["status"]) + "[/red]"
+        if with_options:
+            text += "".join("\n  " + escape(plain_text(_option_text(o))) for o in row["options"])
+        table.add_row(row["name"], f"{row['distribution']} {row['version']}".strip(), text)
+    return table
 
 
 def _option_text(option: dict) -> str:

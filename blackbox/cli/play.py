@@ -1,6 +1,6 @@
 """``blackbox play``: load a trained policy, run episodes, print the returns, record a GIF or MP4.
 
-    blackbox play runs/cartpole --episodes 10 --gif cartpole.gif
+    blackbox play runs/cartpole --episodes 10 --gif          # writes runs/cartpole/play-seed0.gif
     blackbox play runs/cartpole --checkpoint runs/cartpole/checkpoints/gen-000050 --video run.mp4
     blackbox play runs/cartpole/checkpoints/gen-000050
 
@@ -9,24 +9,35 @@ come from ``solution.npz`` (the final ``center`` by default, ``--params best`` f
 seen) or from a checkpoint of the run (``--checkpoint``, or a checkpoint folder given in place of
 the run directory; its run directory is the nearest parent holding ``config.toml``), verified as
 ``blackbox resume`` verifies it. The problem state (observation statistics) comes with the
-parameters. Files are read with numpy and JSON, never with pickle.
+parameters. Files are read with numpy and JSON, never with pickle. ``--gif`` / ``--video`` without
+a path write into the run directory. Only the frames kept (``--every``) are rendered, and the
+recording reports its progress on stderr: rendering a MuJoCo frame costs far more than a step.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
 
+from ..config.toml import load_toml
 from ..core.problem import Playable, Problem, Scorable
 from ..errors import CheckpointError, ConfigError
 from ..files import load_npz, to_plain
 
 __all__ = ["add_parser", "play", "load_run_config", "load_policy", "load_policy_file", "find_run_dir"]
+
+#: ``--gif`` / ``--video`` given without a path: the file goes into the run directory.
+_IN_RUN_DIR = Path("\0run-dir")
 
 _PARAM_KEYS = {"center": ("center", "strategy/center", "strategy.center"),
                "best": ("best_params", "run/best_params", "run.best_params")}
@@ -41,8 +52,11 @@ def add_parser(sub) -> None:
                         help="which parameters: the final center (default) or the best row seen")
     parser.add_argument("--episodes", type=int, default=5, help="episodes to run (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the episodes (default 0)")
-    parser.add_argument("--gif", type=Path, help="write the first episode as an animated GIF")
-    parser.add_argument("--video", type=Path, help="write the first episode as a video (.mp4; needs imageio-ffmpeg)")
+    parser.add_argument("--gif", type=Path, nargs="?", const=_IN_RUN_DIR,
+                        help="write the first episode as an animated GIF (no path: RUN/play-seed<seed>.gif)")
+    parser.add_argument("--video", type=Path, nargs="?", const=_IN_RUN_DIR,
+                        help="write the first episode as a video (.mp4, needs imageio-ffmpeg; no path: "
+                             "RUN/play-seed<seed>.mp4)")
     parser.add_argument("--fps", type=float, default=30.0, help="frames per second of the recording")
     parser.add_argument("--every", type=int, default=1, help="record every k-th frame (smaller files)")
     parser.add_argument("--json", action="store_true", help="print the returns as one JSON object")
@@ -80,17 +94,11 @@ def find_run_dir(path: Path) -> Path:
 
 
 def load_run_config(run_dir: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib
+    """The run's config.toml as plain data, read by the config package's TOML reader."""
     path = Path(run_dir) / "config.toml"
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist; is {run_dir} a run directory of `blackbox run`?")
+    return load_toml(path).data
 
 
 def load_policy_file(path: Path, which: str = "center") -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -158,6 +166,54 @@ def write_recording(path: Path, frames: list, fps: float) -> None:
         ) from None
 
 
+class Recording(list):
+    """The frames of the recorded episode, telling on stderr how far the recording got."""
+
+    def __init__(self, console: Console | None, every: int, limit: int | None):
+        super().__init__()
+        self.console, self.every, self.limit = console, every, limit
+        self.started = self.shown = time.perf_counter()
+        self.live: Live | None = None
+        if console is not None and console.is_terminal:
+            self.live = Live(Text("recording ..."), console=console, auto_refresh=False, transient=True)
+            self.live.start()
+
+    def append(self, frame: Any) -> None:
+        super().append(frame)
+        now = time.perf_counter()
+        if self.console is not None and now - self.shown >= (0.2 if self.live is not None else 10.0):
+            self.shown = now
+            self._show(self.status())
+
+    def status(self) -> str:
+        step = (len(self) - 1) * self.every
+        of = f" of at most {self.limit}" if self.limit else ""
+        return (f"recording: {len(self)} frames rendered (one every {self.every} steps), step {step}{of}, "
+                f"{time.perf_counter() - self.started:.0f} s")
+
+    def _show(self, line: str) -> None:
+        if self.live is not None:
+            self.live.update(Text(line), refresh=True)
+        elif self.console is not None:
+            self.console.out(line, highlight=False)
+
+    def done(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def _play(problem: Any, params: np.ndarray, seed: int, frames: Recording, every: int) -> tuple[float, int]:
+    """One recorded episode, rendering only the frames kept (a ``play`` without ``every`` renders all)."""
+    if "every" in inspect.signature(problem.play).parameters:
+        return problem.play(params, seed=seed, render_mode="rgb_array", frames=frames, every=every)
+    rendered: list[Any] = []
+    result = problem.play(params, seed=seed, render_mode="rgb_array", frames=rendered)
+    for frame in rendered[::every]:
+        frames.append(frame)
+    return result
+
+
 def play(args) -> int:
     # pygame (classic-control rendering into arrays) needs no sound device, nor a display when none is set
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -180,13 +236,18 @@ def play(args) -> int:
         raise CheckpointError(f"{source} holds {len(params)} parameters, but the run's problem takes {problem.dim}")
     if state:
         problem.load_state_dict(state)
+    console = None if args.json else Console(stderr=True)
+    if console is not None:
+        console.print(f"playing {args.episodes} episode{'s' if args.episodes > 1 else ''} of {problem.env_id} ...",
+                      soft_wrap=True, highlight=False)
     returns = problem.score(params, args.episodes, args.seed)
     recorded = None
-    outputs = [path for path in (args.gif, args.video) if path is not None]
+    outputs = [(run_dir / f"play-seed{args.seed}{suffix}") if path == _IN_RUN_DIR else path
+               for path, suffix in ((args.gif, ".gif"), (args.video, ".mp4")) if path is not None]
     if outputs:
-        frames: list = []
+        frames = Recording(console, args.every, getattr(problem, "step_limit", None))
         try:
-            recorded = problem.play(params, seed=args.seed, render_mode="rgb_array", frames=frames)
+            recorded = _play(problem, params, args.seed, frames, args.every)
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - rendering back ends fail in many ways
@@ -194,8 +255,10 @@ def play(args) -> int:
                 f"could not render {problem.env_id}: {type(exc).__name__}: {exc} (MuJoCo on a machine without "
                 f"a display renders through MUJOCO_GL=egl, the default here, or MUJOCO_GL=osmesa)"
             ) from None
+        finally:
+            frames.done()
         for path in outputs:
-            write_recording(path, frames[:: args.every], args.fps)
+            write_recording(path, frames, args.fps)
     summary = {"run_dir": str(run_dir), "parameters": str(source), "which": args.params, "env": problem.env_id,
                "seed": args.seed, "returns": returns, "mean": float(np.mean(returns)),
                "std": float(np.std(returns)), "min": float(np.min(returns)), "max": float(np.max(returns))}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from ..config.run import (
 from ..files import to_plain
 from ..lab.runs import check_out_dir, default_out, describe_summary, start_run
 
-__all__ = ["add_parser", "run", "add_budget_flags", "add_output_flags", "apply_flags"]
+__all__ = ["add_parser", "run", "run_config_from_flags", "add_budget_flags", "add_output_flags", "apply_flags"]
 
 _STOP_FLAGS = (("generations", int, "stop after this many generations"),
                ("max_evaluations", int, "stop after this many evaluations"),
@@ -107,11 +109,32 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
             set_value(config, path, getattr(args, key), f"--{key.replace('_', '-')}")
 
 
+def run_config_from_flags(argv: Sequence[str]) -> RunConfig:
+    """The run config that ``blackbox run ARGV`` reads (its ``--config`` file, then its flags)."""
+    from . import build_parser
+
+    args = build_parser().parse_args(["run", *argv])
+    config = read_run_config(load_toml(args.config) if args.config is not None else None)
+    apply_flags(config, args)
+    return config
+
+
+def missing_preset_note(resolved: Any) -> str | None:
+    """For a gym task without a preset: say so, and which strategy options the run uses."""
+    if not resolved.preset or resolved.problem.name != "gym":
+        return None
+    from ..problems.gym.presets import missing_preset_note as note
+
+    return note(resolved.problem.options.get("env"), resolved.strategy.name, resolved.strategy.options)
+
+
 def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
     elif not args.quiet:
-        print(describe_summary(summary), file=sys.stdout)
+        started = getattr(args, "started", None)  # set by blackbox.cli.main when the command began
+        command_time = None if started is None else time.perf_counter() - started
+        print(describe_summary(summary, command_time), file=sys.stdout)
         description = summary.get("problem_description") or {}
         data = description.get("data") if isinstance(description, dict) else None
         if isinstance(data, dict) and data.get("statement"):  # e.g. the offline digits, not MNIST
@@ -125,6 +148,9 @@ def run(args) -> int:
     config = read_run_config(doc)
     apply_flags(config, args)
     resolved = resolve_run_config(config)
+    note = missing_preset_note(resolved)
+    if note and not args.quiet:
+        print(f"note: {note}", file=sys.stderr)
     out = args.out
     if out is None and resolved.out is not None:
         out = Path(resolved.out)

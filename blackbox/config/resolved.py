@@ -19,20 +19,10 @@ from ..files import to_plain
 from ..registry.component import KINDS, Component
 from ..registry.plugins import make
 
-__all__ = ["ResolvedRun", "Stop", "Checkpointing", "Logging", "build_components", "plain_table", "BUDGET_KEYS"]
+__all__ = ["ResolvedRun", "Stop", "Checkpointing", "Logging", "build_components", "BUDGET_KEYS"]
 
 #: The budgets of a run, as ``[stop]`` spells them: it stops when the first is spent.
 BUDGET_KEYS = ("generations", "max_evaluations", "max_steps", "max_time")
-
-
-def plain_table(value: Any) -> Any:
-    """``value`` as TOML can hold it: numpy as Python numbers and lists, tuples as lists, None left out."""
-    value = to_plain(value)
-    if isinstance(value, dict):
-        return {key: plain_table(sub) for key, sub in value.items() if sub is not None}
-    if isinstance(value, list):
-        return [plain_table(sub) for sub in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -115,7 +105,7 @@ class ResolvedRun:
         out["stop"] = self.stop.table()
         out["checkpoint"] = {f.name: getattr(self.checkpoint, f.name) for f in fields(self.checkpoint)}
         out["log"] = {f.name: getattr(self.log, f.name) for f in fields(self.log)}
-        return plain_table(out)
+        return to_plain(out, drop_none=True)
 
     def label(self) -> str:
         """The problem's name and what tells its instances apart for people: ``gym:CartPole-v1``."""

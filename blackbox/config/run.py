@@ -22,7 +22,7 @@ every option filled in, so that ``blackbox run --config RUN/config.toml`` repeat
 
     [stop]                      # at least one budget: generations, max_evaluations, max_steps, max_time
     generations = 500
-    target = -0.001             # stop once the best fitness reaches it
+    target = -0.001             # stop once the best ever fitness (any row scored, the center included) reaches it
     goal = 475                  # stop once the center's fitness holds the goal ...
     goal_generations = 5        # ... for this many generations in a row, or instead
     goal_episodes = 20          # ... confirmed by the center's mean over this many fresh episodes
@@ -47,21 +47,22 @@ from functools import partial
 from typing import Any
 
 from .._validate import check_bool, check_int, check_number, check_string
-from ..core.problem import Recommends
+from ..core.problem import ChoosesStrategy, Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
+from ..files import to_plain
 from ..registry.component import KINDS, Component
 from ..registry.options import bind, bind_more, options_of, resolved_options
 from ..registry.spec import parse_value
 from .component import component_override, factory_of, read_component
 from .legacy import upgrade_v010
-from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components, plain_table
+from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components
 from .toml import ConfigDoc, key_lines, load_toml
 
 __all__ = ["ConfigDoc", "Component", "read_component", "check_section", "RunConfig", "ResolvedRun", "Stop",
            "Checkpointing", "Logging", "load_toml", "key_lines", "read_run_config", "resolve_run_config",
            "resolved_run", "build_components", "config_changes", "breaking_changes", "set_override",
            "component_override", "STOP_KEYS", "BUDGET_KEYS", "COMPONENTS", "run_config", "set_value",
-           "parse_set", "problem_preset", "empty_preset"]
+           "parse_set", "problem_preset", "empty_preset", "preset_strategy"]
 
 COMPONENTS = KINDS
 _RESERVED = {"strategy": ("dim", "seed")}
@@ -224,7 +225,7 @@ def _complete(kind: str, component: Component) -> Component:
         options.pop(key, None)
     if kind == "strategy" and "x0" not in component.options:
         options.pop("x0", None)
-    return replace(component, options=plain_table(options))
+    return replace(component, options=to_plain(options, drop_none=True))
 
 
 def resolve_run_config(config: RunConfig, require_budget: bool = True) -> ResolvedRun:
@@ -245,7 +246,7 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
         raise ConfigError(
             f"{where}the run has no budget and could never stop: give one of "
             f"[stop] {', '.join(BUDGET_KEYS)} (flags --generations, --max-evaluations, --max-steps, "
-            f"--max-time); a target or goal alone may never be reached"
+            f"--max-time); a target or goal alone may never be reached{_no_preset(components, preset)}"
         )
     for key in ("goal_generations", "goal_episodes"):
         if key in stop and "goal" not in stop:
@@ -294,19 +295,63 @@ def problem_preset(problem: Component, strategy: str) -> dict[str, dict[str, Any
     return {section: dict(preset.get(section) or {}) for section in _PRESET_SECTIONS}
 
 
+def preset_strategy(problem: Component) -> str | None:
+    """The strategy the ``problem`` component's preset picks when the user names none (None: no choice).
+
+    A problem factory offers it as ``recommended_strategy(*args, **options)``.
+    """
+    factory = factory_of("problem", problem.name, problem.where)
+    if not isinstance(factory, ChoosesStrategy):
+        return None
+    chosen = factory.recommended_strategy(*problem.args, **problem.options)
+    if chosen is not None and not isinstance(chosen, str):
+        raise ConfigError(f"problem {problem.name!r}: recommended_strategy() must return a strategy name or None, "
+                          f"got {chosen!r}")
+    return chosen
+
+
+def _no_preset(components: dict[str, Component], preset: bool) -> str:
+    """'' or, when the problem recommends settings but has none for this task, a sentence saying so."""
+    problem = components["problem"]
+    factory = factory_of("problem", problem.name, problem.where)
+    if not preset or not isinstance(factory, Recommends) or any(problem_preset(problem, components["strategy"].name).values()):
+        return ""
+    return f" ({_label(problem)} has no preset to give one)"
+
+
+def _label(problem: Component) -> str:
+    """``gym:Hopper-v5``: the problem's name and the task it names, for messages."""
+    env = problem.options.get("env", problem.args[0] if problem.args else None)
+    return f"{problem.name}:{env}" if isinstance(env, str) else problem.name
+
+
+def _chosen_strategy(given: Component, name: str, label: str) -> Component:
+    """The preset's strategy in place of the default one, with the options the user set (checked against it)."""
+    chosen = replace(given, name=name, where=f"preset of {label}", bound=False)
+    try:
+        return _bound("strategy", chosen)
+    except ConfigError as exc:
+        raise type(exc)(f"{exc} (the preset of {label} runs strategy {name!r} when none is named; name one "
+                        f"with --strategy, e.g. --strategy openai-es)") from None
+
+
 def _apply_preset(config: RunConfig, components: dict[str, Component],
                   stop: dict[str, Any]) -> tuple[dict[str, Component], dict[str, Any]]:
     """Fill what the user left out from the problem's recommended settings, in one step.
 
-    Problem and strategy options one by one (checked like the user's, located at ``preset of
-    NAME``); the budget only when no budget was given; the goal only when no goal was given.
+    The preset's strategy when the user named none (:func:`preset_strategy`); problem and strategy
+    options one by one (checked like the user's, located at ``preset of NAME``); the budget only
+    when no budget was given; the goal only when no goal was given.
     """
     problem = components["problem"]
-    preset = problem_preset(problem, components["strategy"].name)
     source = f"preset of {problem.name}"
     filled = dict(components)
+    chosen = preset_strategy(problem) if components["strategy"].where.startswith("default") else None
+    if chosen is not None and chosen != components["strategy"].name:
+        filled["strategy"] = _chosen_strategy(components["strategy"], chosen, _label(problem))
+    preset = problem_preset(problem, filled["strategy"].name)
     for kind in ("problem", "strategy"):
-        component = components[kind]
+        component = filled[kind]
         new = {key: value for key, value in preset[kind].items() if key not in component.options}
         if new:
             filled[kind] = bind_more(component, new, source, factory_of(kind, component.name, component.where))
@@ -355,7 +400,7 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
-    return plain_table(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config))
+    return to_plain(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config), drop_none=True)
 
 
 # Changing these never changes the numbers of the generations that are run: executors are
@@ -370,11 +415,25 @@ def config_changes(old: ResolvedRun | dict[str, Any],
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 
+def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -> bool:
+    """True for a component option that a config written before it existed lacks, at its default:
+    the run behaves as before (``problem.reward_shift = 0.0``)."""
+    kind, _, option = key.partition(".")
+    table = _table(new).get(kind)
+    if kind not in COMPONENTS or not isinstance(table, dict) or "." in option or "name" not in table:
+        return False
+    try:
+        defaults = resolved_options(options_of(factory_of(kind, table["name"], "config")), {})
+    except ConfigError:
+        return False
+    return option in defaults and to_plain(defaults[option], drop_none=True) == value
+
+
 def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:
     """The differences that make a continued run differ from an uninterrupted one, in words."""
     out = []
     for key, before, after in config_changes(old, new):
-        if key.split(".")[0] in _HARMLESS:
+        if key.split(".")[0] in _HARMLESS or (before is None and _added_at_default(key, after, new)):
             continue
         out.append(f"{key}: {'(unset)' if before is None else repr(before)} -> "
                    f"{'(unset)' if after is None else repr(after)}")

@@ -6,14 +6,14 @@ perturbation is a slice ``table[offset : offset + dim]`` of one large block of f
 A population is then a handful of integers per row, and workers exchange offsets, not vectors.
 
 Large tables are cached as a memory-mapped ``.npy`` file named by seed and size, so later runs and
-every worker process on the machine map the same pages instead of holding a copy each. Pickling a
+every worker process on the machine map the same pages instead of holding a copy each; each process
+verifies the whole file when it maps it, and a damaged one is rebuilt (:mod:`blackbox.core.noise_cache`). Pickling a
 table sends only ``(size, seed)``; the receiving process opens its own mapping.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validate import check_int_between, check_nonnegative_int
 from ..errors import ConfigError
+from .noise_cache import mapped_table
 
 __all__ = ["NoiseTable", "default_table_size", "cache_dir"]
 
@@ -34,7 +35,6 @@ _CHUNK = 32768
 # At most this many values are gathered into one temporary block instead of looping over rows.
 _GATHER_MAX = 2**18
 _GENERATE_CHUNK = 2**22
-_FORMAT_VERSION = 1
 
 _tables: dict[tuple[int, int], NoiseTable] = {}
 _tables_lock = threading.Lock()
@@ -249,40 +249,4 @@ def _load_or_generate(size: int, seed: int) -> np.ndarray:
         data = np.empty(size, dtype=np.float32)
         _generate_into(data, seed)
         return data
-    path = cache_dir() / f"noise-v{_FORMAT_VERSION}-seed{seed}-size{size}-float32.npy"
-    data = _open_cached(path, size, seed)
-    if data is not None:
-        return data
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            mm = np.lib.format.open_memmap(tmp_name, mode="w+", dtype=np.float32, shape=(size,))
-            _generate_into(mm, seed)
-            mm.flush()
-            del mm
-            os.replace(tmp_name, path)  # atomic: readers see the whole file or none
-        finally:
-            if os.path.exists(tmp_name):
-                os.unlink(tmp_name)
-    except OSError:
-        # No writable cache: keep the table in this process's memory instead.
-        data = np.empty(size, dtype=np.float32)
-        _generate_into(data, seed)
-        return data
-    data = _open_cached(path, size, seed)
-    if data is None:  # pragma: no cover - the file we just wrote is unreadable
-        raise OSError(f"noise table cache {path} could not be read back")
-    return data
-
-
-def _open_cached(path: Path, size: int, seed: int) -> np.ndarray | None:
-    """Map a cached table, or return None if it is missing, truncated or not this table."""
-    try:
-        data = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError):
-        return None
-    if data.dtype != np.float32 or data.shape != (size,) or not np.array_equal(data[:256], _probe(seed)):
-        return None
-    return data
+    return mapped_table(cache_dir(), size, seed, lambda out: _generate_into(out, seed), _probe(seed))

@@ -17,7 +17,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 
@@ -34,8 +34,21 @@ class Params:
     ``super().__post_init__()``), normalizing values through :meth:`_check`.
     """
 
+    #: Fields that evolve as the strategy runs (a step size) and may reach exactly 0 on their own,
+    #: as a size adapted by multiplying underflows after a long convergence: :meth:`check_evolved`
+    #: accepts 0 for them although the constructor would not.
+    may_vanish: ClassVar[tuple[str, ...]] = ()
+
     def __post_init__(self) -> None:
         """Check the fields; the base has none."""
+
+    def check_evolved(self, name: str, value: Any) -> None:
+        """Check ``value``, the current value of the field ``name`` in a loaded state (a sigma that
+        adapted as the strategy ran), with the field's own checks: a ConfigError where these Params
+        would refuse it as that field (0 passes for the fields in ``may_vanish``)."""
+        if name in self.may_vanish and value == 0:
+            return
+        dataclasses.replace(self, **{name: value})
 
     def _check(self, name: str, checker: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Replace field ``name`` by ``checker(name, value, *args, **kwargs)`` (which raises ConfigError)."""
@@ -106,7 +119,9 @@ def options_signature(factory: Any) -> inspect.Signature | None:
 
     Explicit parameters of the constructor keep their places (``dim``, ``params`` first; ``x0``,
     ``seed`` and the like after the fields); a field replaces an explicit parameter of the same
-    name. None when the class declares no ``Params`` or its constructor takes no ``**kwargs``.
+    name, and keeps its place when the constructor takes it by position (the gym problem's
+    ``env``). None when the class declares no ``Params`` or its constructor takes no ``**kwargs``.
+    Strategies and the gym problem publish it as their ``__signature__``: what ``help()`` shows.
     """
     params_cls = getattr(factory, "Params", None)
     if params_cls is None or not dataclasses.is_dataclass(params_cls):
@@ -116,13 +131,19 @@ def options_signature(factory: Any) -> inspect.Signature | None:
     if not any(p.kind is p.VAR_KEYWORD for p in explicit):
         return None
     hints = typing.get_type_hints(params_cls)
-    fields = [
-        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_field_default(f),
-                          annotation=hints.get(f.name, inspect.Parameter.empty))
+    fields = {
+        f.name: inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=_field_default(f),
+                                  annotation=hints.get(f.name, inspect.Parameter.empty))
         for f in dataclasses.fields(params_cls) if f.init
-    ]
-    names = {p.name for p in fields}
-    kept = [p for p in explicit if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name not in names]
-    positional = [p for p in kept if p.kind is not p.KEYWORD_ONLY]
-    keyword = [p for p in kept if p.kind is p.KEYWORD_ONLY]
-    return inspect.Signature(positional + fields + keyword)
+    }
+    positional: list[inspect.Parameter] = []
+    keyword: list[inspect.Parameter] = []
+    for p in explicit:
+        if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        if p.name in fields:
+            if p.kind is not p.KEYWORD_ONLY:  # a field the constructor also takes by position
+                positional.append(fields.pop(p.name).replace(kind=p.kind))
+            continue
+        (keyword if p.kind is p.KEYWORD_ONLY else positional).append(p)
+    return inspect.Signature(positional + list(fields.values()) + keyword)

@@ -6,7 +6,10 @@ base vectors (the center, or the GA's parents) and sigma once:
     row i = bases[parents[i]] + signs[i] * sigma * table[offsets[i] : offsets[i] + dim]
 
 so a generation crosses a process boundary as a few integers per row. ``params`` builds the dense
-``(popsize, dim)`` array only when someone asks for it. Strategies whose samples are not table noise
+``(popsize, dim)`` array only when someone asks for it; ``dense(np.float32)`` builds it in float32
+(half the memory, where the noise is float32 anyway), and ``blocks(rows=k)`` hands it out k rows
+at a time in one reused buffer, so a user's own loop at a million dimensions never holds the whole
+matrix. Strategies whose samples are not table noise
 (CMA-ES) return a dense population; both kinds work with every executor.
 
 ``groups`` says which rows share an evaluation seed: a mirrored pair is one group, so both members
@@ -28,11 +31,12 @@ it a worker got, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
 from .noise import NoiseTable
 from .rows import Rows, Shared, chunk_bounds
 
@@ -44,6 +48,16 @@ _ROWS_GATHER_MAX = 2**18
 _ROW_CHUNK = 2**15
 
 
+def _dtype(dtype: Any) -> np.dtype:
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        kind = None
+    if kind not in (np.float32, np.float64):
+        raise ConfigError(f"dtype must be float32 or float64 (the noise is float32), got {dtype!r}")
+    return kind
+
+
 class Population:
     """A population of candidate solutions, compact (noise-table encoded) or dense."""
 
@@ -51,6 +65,13 @@ class Population:
 
     #: The noise scale: a float, or one float64 per dimension.
     sigma: Any
+    #: The compact encoding (None in a dense population): base vectors, and per row a parent
+    #: (index into ``bases``), a noise-table offset and a sign.
+    bases: np.ndarray | None
+    parents: np.ndarray | None
+    offsets: np.ndarray | None
+    signs: np.ndarray | None
+    table: NoiseTable | None
 
     def __init__(
         self,
@@ -70,7 +91,7 @@ class Population:
         self.groups = np.asarray(groups, dtype=np.int64)
         #: Index of the unperturbed center row (see the module docstring), None if there is none.
         self.center_row = None if center_row is None else int(center_row)
-        self._dense = None if dense is None else np.asarray(dense, dtype=np.float64)
+        self._dense: np.ndarray | None = None if dense is None else np.asarray(dense, dtype=np.float64)
         if dense is None:
             self.bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
             self.parents = np.asarray(parents, dtype=np.int64)
@@ -133,6 +154,66 @@ class Population:
             self._dense = self.rows(np.arange(len(self)))
         return self._dense
 
+    def dense(self, dtype: Any = np.float64) -> np.ndarray:
+        """The dense ``(popsize, dim)`` array in ``dtype``: float64 is :attr:`params`; float32 is built
+        in float32 (``noise * float32(sign * sigma) + float32(base)``), with half the memory traffic,
+        within a float32 rounding or two of ``params.astype(float32)``."""
+        if _dtype(dtype) == np.float64:
+            return self.params
+        out = np.empty((len(self), self.dim), dtype=np.float32)
+        self._fill32(0, len(self), out)
+        return out
+
+    def blocks(self, rows: int = 64, dtype: Any = np.float64) -> Iterator[tuple[slice, np.ndarray]]:
+        """``(rows slice, dense block)`` pairs covering the population in order, at most ``rows`` rows
+        each, in ``dtype``: ``for where, block in population.blocks(rows=32): fitness[where] = f(block)``.
+
+        The float32 blocks share one buffer, valid until the next block (copy one to keep it), so
+        the loop holds ``rows x dim`` values at most; float64 blocks are :meth:`rows` of the slice.
+        """
+        if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+            raise ConfigError(f"rows must be a positive integer (rows per block), got {rows!r}")
+        kind, n = _dtype(dtype), len(self)
+        if kind == np.float64:
+            for start in range(0, n, int(rows)):
+                where = slice(start, min(start + int(rows), n))
+                yield where, self.rows(np.arange(where.start, where.stop))
+            return
+        buffer = np.empty((min(int(rows), n), self.dim), dtype=np.float32)
+        for start in range(0, n, int(rows)):
+            stop = min(start + int(rows), n)
+            block = buffer[: stop - start]
+            self._fill32(start, stop, block)
+            yield slice(start, stop), block
+
+    def _fill32(self, start: int, stop: int, out: np.ndarray) -> None:
+        """Rows ``start:stop`` into the float32 ``out``, row by row (each noise slice read once)."""
+        if self._dense is not None or self.table is None:
+            out[...] = self.params[start:stop]
+            return
+        table, bases, parents, all_offsets, all_signs = self._compact("dense(float32)")
+        scalar = np.ndim(self.sigma) == 0
+        sigma32 = np.float32(self.sigma) if scalar else np.asarray(self.sigma, dtype=np.float32)
+        if (stop - start) * self.dim <= _ROWS_GATHER_MAX:  # small blocks: one gather, no Python loop
+            signs = all_signs[start:stop]
+            offsets = np.where(signs == 0, 0, all_offsets[start:stop])
+            np.multiply(table.gather(offsets, self.dim), signs.astype(np.float32)[:, None] * sigma32, out=out)
+            out *= (signs != 0)[:, None]  # a sign-0 row is its base exactly
+            out += bases.astype(np.float32)[parents[start:stop]]
+            return
+        data = table.data
+        bases32: dict[int, np.ndarray] = {}
+        for i, row in enumerate(range(start, stop)):
+            parent, sign, offset = int(parents[row]), int(all_signs[row]), int(all_offsets[row])
+            base = bases32.get(parent)
+            if base is None:
+                base = bases32[parent] = bases[parent].astype(np.float32)
+            if sign == 0:
+                out[i] = base
+            else:
+                np.multiply(data[offset : offset + self.dim], sigma32 if sign > 0 else -sigma32, out=out[i])
+                np.add(out[i], base, out=out[i])
+
     def row(self, index: int) -> np.ndarray:
         """One row as a dense ``(dim,)`` array."""
         return self.rows(np.array([index]))[0]
@@ -146,9 +227,8 @@ class Population:
         indices = np.asarray(indices, dtype=np.int64)
         if self._dense is not None:
             return self._dense[indices]
-        parents = self.parents[indices]
-        signs = self.signs[indices]
-        offsets = self.offsets[indices]
+        table, bases, parents, offsets, signs = self._compact("rows")
+        parents, signs, offsets = parents[indices], signs[indices], offsets[indices]
         if len(indices) * self.dim > _ROWS_GATHER_MAX:
             return self._rows_one_by_one(parents, signs, offsets)
         dead = np.flatnonzero(signs == 0)  # rows with sign 0 are their base exactly
@@ -157,16 +237,23 @@ class Population:
             offsets[dead] = 0
         # base + coefficient * noise, with the float32 noise widened exactly by the multiply and
         # the base added after it (IEEE addition commutes): one gather and two passes over the rows.
-        noise = self.table.gather(offsets, self.dim)
+        noise = table.gather(offsets, self.dim)
         coefficient = signs.astype(np.float64)[:, None] * self.sigma
         out = np.multiply(noise, coefficient, dtype=np.float64)
         if len(parents) and parents.min() == parents.max():
-            out += self.bases[parents[0]]  # one base for every row: broadcast
+            out += bases[parents[0]]  # one base for every row: broadcast
         elif len(parents):
-            out += self.bases[parents]
+            out += bases[parents]
         if len(dead):
-            out[dead] = self.bases[parents[dead]]
+            out[dead] = bases[parents[dead]]
         return out
+
+    def _compact(self, needed_by: str) -> tuple[NoiseTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(table, bases, parents, offsets, signs)`` of a compact population; a dense one has none."""
+        table, bases, parents, offsets, signs = self.table, self.bases, self.parents, self.offsets, self.signs
+        if table is None or bases is None or parents is None or offsets is None or signs is None:
+            raise ValueError(f"{needed_by} needs a compact population (this one is dense)")
+        return table, bases, parents, offsets, signs
 
     def _rows_one_by_one(self, parents: np.ndarray, signs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Large blocks: row by row in cache-sized column chunks, reading each slice and base once.
@@ -174,28 +261,28 @@ class Population:
         The arithmetic is the vectorized path's, element for element; only the memory traffic
         differs (no gathered float32 copy, no gathered copy of the bases, no second pass).
         """
-        dim, data = self.dim, self.table.data
+        table, bases = self._compact("rows")[:2]
+        dim, data = self.dim, table.data
         live = offsets[signs != 0]
-        if len(live) and (live.min() < 0 or live.max() + dim > self.table.size):
-            raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.table.size}")
+        if len(live) and (live.min() < 0 or live.max() + dim > table.size):
+            raise IndexError(f"a noise offset + dim {dim} falls outside a table of {table.size}")
         out = np.empty((len(signs), dim), dtype=np.float64)
-        sigma = self.sigma
-        scalar = np.ndim(sigma) == 0
-        if not scalar:
-            sigma = np.asarray(sigma, dtype=np.float64)
-            negative = -sigma
+        scalar = np.ndim(self.sigma) == 0
+        sigma = np.asarray(self.sigma, dtype=np.float64)  # per-dimension sigma; unused when scalar
+        negative = -sigma
         for i, (parent, sign, offset) in enumerate(zip(parents.tolist(), signs.tolist(), offsets.tolist())):
-            base = self.bases[parent]
+            base = bases[parent]
             if sign == 0:
                 out[i] = base
                 continue
             row = out[i]
-            coefficient = float(sign) * float(sigma) if scalar else (sigma if sign > 0 else negative)
+            coefficient = float(sign) * float(self.sigma) if scalar else 0.0
+            per_dimension = sigma if sign > 0 else negative
             for start in range(0, dim, _ROW_CHUNK):
                 stop = min(start + _ROW_CHUNK, dim)
                 chunk = row[start:stop]
                 np.multiply(data[offset + start : offset + stop],
-                            coefficient if scalar else coefficient[start:stop], out=chunk, dtype=np.float64)
+                            coefficient if scalar else per_dimension[start:stop], out=chunk, dtype=np.float64)
                 np.add(chunk, base[start:stop], out=chunk)
         return out
 
@@ -205,13 +292,12 @@ class Population:
         Rows sharing an offset (a mirrored pair) have their weights combined first, so a mirrored
         population of n rows reads n/2 slices. Rows with sign 0 (elites, the center) add nothing.
         """
-        if self.table is None:
-            raise ValueError("noise_weighted_sum needs a compact population (this one is dense)")
-        coeff = np.asarray(weights, dtype=np.float64) * self.signs
-        live = self.signs != 0
-        unique, inverse = np.unique(self.offsets[live], return_inverse=True)
+        table, _, _, offsets, signs = self._compact("noise_weighted_sum")
+        coeff = np.asarray(weights, dtype=np.float64) * signs
+        live = signs != 0
+        unique, inverse = np.unique(offsets[live], return_inverse=True)
         combined = np.bincount(inverse, weights=coeff[live], minlength=len(unique))
-        return self.table.weighted_sum(combined, unique, self.dim)
+        return table.weighted_sum(combined, unique, self.dim)
 
     def noise_weighted_sums(
         self, weights: np.ndarray, square_weights: np.ndarray
@@ -222,16 +308,15 @@ class Population:
         sharing an offset are combined first (a mirrored pair: ``w+ - w-`` and ``v+ + v-``), so each
         distinct slice is read once; rows with sign 0 add nothing to either sum.
         """
-        if self.table is None:
-            raise ValueError("noise_weighted_sums needs a compact population (this one is dense)")
-        live = self.signs != 0
-        linear = np.asarray(weights, dtype=np.float64) * self.signs
-        unique, inverse = np.unique(self.offsets[live], return_inverse=True)
+        table, _, _, offsets, signs = self._compact("noise_weighted_sums")
+        live = signs != 0
+        linear = np.asarray(weights, dtype=np.float64) * signs
+        unique, inverse = np.unique(offsets[live], return_inverse=True)
         combined = np.bincount(inverse, weights=linear[live], minlength=len(unique))
         squares = np.bincount(
             inverse, weights=np.asarray(square_weights, dtype=np.float64)[live], minlength=len(unique)
         )
-        return self.table.weighted_sums(combined, squares, unique, self.dim)
+        return table.weighted_sums(combined, squares, unique, self.dim)
 
     def take(self, indices: Sequence[int] | np.ndarray | slice) -> Population:
         """The sub-population at ``indices`` (compact stays compact; bases are shared, not copied)."""
@@ -244,10 +329,10 @@ class Population:
         if self._dense is not None and self.table is None:
             return Population(dim=self.dim, groups=self.groups[indices], dense=self._dense[indices],
                               center_row=center)
+        table, bases, parents, offsets, signs = self._compact("take")
         return Population(
-            dim=self.dim, groups=self.groups[indices], bases=self.bases,
-            parents=self.parents[indices], offsets=self.offsets[indices],
-            signs=self.signs[indices], sigma=self.sigma, table=self.table, center_row=center,
+            dim=self.dim, groups=self.groups[indices], bases=bases, parents=parents[indices],
+            offsets=offsets[indices], signs=signs[indices], sigma=self.sigma, table=table, center_row=center,
         )
 
     # -- the center row -------------------------------------------------------------------
@@ -264,16 +349,17 @@ class Population:
         group = np.array([self.groups.max() + 1 if n else 0], dtype=np.int64)
         groups = np.concatenate([self.groups, group])
         if not self.is_compact:
-            return Population(dim=self.dim, groups=groups, dense=np.vstack([self._dense, center]), center_row=n)
-        if np.array_equal(self.bases[0].view(np.int64), center[0].view(np.int64)):
-            bases, parent = self.bases, 0
+            return Population(dim=self.dim, groups=groups, dense=np.vstack([self.params, center]), center_row=n)
+        table, bases, parents, offsets, signs = self._compact("with_center")
+        if np.array_equal(bases[0].view(np.int64), center[0].view(np.int64)):
+            parent = 0
         else:
-            bases, parent = np.vstack([self.bases, center]), len(self.bases)
+            bases, parent = np.vstack([bases, center]), len(bases)
         return Population(
             dim=self.dim, groups=groups, bases=bases,
-            parents=np.append(self.parents, parent),
-            offsets=np.append(self.offsets, 0), signs=np.append(self.signs, np.int8(0)),
-            sigma=self.sigma, table=self.table, center_row=n,
+            parents=np.append(parents, parent),
+            offsets=np.append(offsets, 0), signs=np.append(signs, np.int8(0)),
+            sigma=self.sigma, table=table, center_row=n,
         )
 
     def separate_center(self, values: np.ndarray) -> tuple[np.ndarray, float | None]:
@@ -310,24 +396,28 @@ class Population:
         if isinstance(chunks, (int, np.integer)):  # runs of consecutive rows: views, no copies
             parts = [slice(a, b) for a, b in chunk_bounds(self.groups, int(chunks)) if a < b]
         else:
-            parts = [np.unique(np.asarray(part, dtype=np.int64)) for part in chunks]
-            for part in parts:
-                if len(part) and (part[0] < 0 or part[-1] >= n):
+            indices = [np.unique(np.asarray(part, dtype=np.int64)) for part in chunks]
+            for index in indices:
+                if len(index) and (index[0] < 0 or index[-1] >= n):
                     raise IndexError(f"split(): a row index falls outside 0..{n - 1}")
+            parts = list(indices)
+        dense: np.ndarray | None = None
         if self.table is not None:
-            shared = Shared(self.dim, number, np.ascontiguousarray(self.bases, dtype=np.float64), self.sigma,
-                            (self.table.size, self.table.seed), self.center_row, state)
-            compact: tuple[Any, ...] = (self.offsets, self.signs, self.parents)
-            dense = None
+            table, bases, parents, offsets, signs = self._compact("split")
+            shared = Shared(self.dim, number, np.ascontiguousarray(bases, dtype=np.float64), self.sigma,
+                            (table.size, table.seed), self.center_row, state)
         else:
             shared = Shared(self.dim, number, sigma=self.sigma, center_row=self.center_row, state=state)
-            compact, dense = (None, None, None), self.params
+            dense = self.params
         everything = np.arange(n, dtype=np.int64)
         rows = []
         for part in parts:  # views of the population's own arrays (dtypes as Rows keeps them)
-            rows.append(Rows._of(everything[part], self.groups[part], None if seeds is None else seeds[part],
-                                 *(None if v is None else v[part] for v in compact),
-                                 None if dense is None else dense[part]))
+            index, groups = everything[part], self.groups[part]
+            part_seeds = None if seeds is None else seeds[part]
+            if dense is not None:
+                rows.append(Rows._of(index, groups, part_seeds, None, None, None, dense[part]))
+            else:
+                rows.append(Rows._of(index, groups, part_seeds, offsets[part], signs[part], parents[part], None))
         return shared, rows
 
     @classmethod

@@ -9,8 +9,10 @@ each generation (``observe``) and syncs to every worker with the center (``state
 Optional capabilities are declared as protocols, so that code which needs one checks for it with
 ``isinstance`` and a type checker knows the signature: :class:`Scorable` (``score``: returns of
 fresh episodes; goal confirmation and ``blackbox play`` use it), :class:`Playable` (``play``: one
-rendered episode) and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
-preset ``blackbox run`` applies).
+rendered episode), :class:`TrainsOnShiftedRewards` (``training_goal``: where the training fitness
+is not the score), and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
+preset ``blackbox run`` applies) and :class:`ChoosesStrategy` (``recommended_strategy``: the
+strategy a run takes when the user names none).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import numpy as np
 
 from ..errors import EvaluationError
 
-__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends"]
+__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
+           "TrainsOnShiftedRewards"]
 
 
 @dataclass
@@ -68,8 +71,15 @@ class Problem(ABC):
         """Score each row of ``params`` (shape ``(m, dim)``) under its seed; must not modify it."""
 
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
-        """A starting point for a strategy's center (default: zeros)."""
-        return np.zeros(self.dim, dtype=np.float64)
+        """Where a strategy starts when it is given no ``x0``: a vector of ``dim`` floats drawn from ``rng``.
+
+        The default draws every coordinate from the standard normal N(0, 1), so the start is fixed
+        by the run's seed and is never a special point: zeros, the old default, is the optimum of
+        many test functions (sphere, rastrigin), and a run that starts at its optimum hides every
+        bug. Override it where the problem has a natural start (a policy's initialization, a
+        box's centre), and return zeros there explicitly if zeros is what you mean.
+        """
+        return rng.standard_normal(self.dim)
 
     # -- state synced by the driver (default: none) -------------------------------------------
     def observe(self, result: EvalResult) -> None:
@@ -122,8 +132,10 @@ class Playable(Protocol):
     env_id: str
 
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
-             frames: list[Any] | None = None) -> tuple[float, int]:
-        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given."""
+             frames: list[Any] | None = None, every: int = 1) -> tuple[float, int]:
+        """Return and length of one episode in a fresh environment, rendered into ``frames`` when given
+        (the frame after the reset and after every ``every``-th step; ``blackbox play`` also accepts a
+        ``play`` without ``every``, and then keeps every ``every``-th frame it rendered)."""
         ...
 
 
@@ -134,4 +146,23 @@ class Recommends(Protocol):
 
     def recommended(self, *args: Any, strategy: str, **options: Any) -> dict[str, dict[str, Any]]:
         """The settings to fill in for the problem built with ``args``/``options`` and ``strategy``."""
+        ...
+
+
+@runtime_checkable
+class ChoosesStrategy(Protocol):
+    """A problem class (or factory) whose preset names the strategy a run takes when the user names none."""
+
+    def recommended_strategy(self, *args: Any, **options: Any) -> str | None:
+        """The strategy's name for the problem built with ``args``/``options``, or None."""
+        ...
+
+
+@runtime_checkable
+class TrainsOnShiftedRewards(Protocol):
+    """A problem whose training fitness differs from its score (shifted rewards): the goal check
+    screens the training fitness at ``training_goal(goal)`` and confirms with ``score``."""
+
+    def training_goal(self, goal: float) -> float:
+        """The training fitness at which the score may have reached ``goal``."""
         ...

@@ -6,6 +6,12 @@ arrays, keeps numbers and strings, and asks an attribute that has its own ``stat
 optimizer) for it. Loading puts values back with the type the attribute has now (an array keeps
 its dtype and, unless named in ``rows``, its shape: :func:`blackbox._validate.check_state_layout`
 compares shapes before) and never keeps a reference into the loaded state.
+
+Loading is as strict as a constructor: a declared value is finite (every number a strategy keeps
+is: ``tell()`` refuses an update that is not), an integer attribute gets an integer, and an owner may
+declare bounds in ``state_bounds`` (``{"stdev": POSITIVE, "t": NONNEGATIVE}``). A bad value is a
+ConfigError naming its key (``state_dict/optimizer/v``), before anything is set.
+:func:`check_rng_state` checks a generator's saved state the same way.
 """
 
 from __future__ import annotations
@@ -16,9 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_int
 from ..errors import ConfigError
 
-__all__ = ["save_fields", "load_fields"]
+__all__ = ["save_fields", "load_fields", "check_fields", "check_rng_state", "POSITIVE", "NONNEGATIVE"]
+
+#: Bounds a declared state value may have beyond "finite" (``state_bounds``).
+POSITIVE = "> 0"
+NONNEGATIVE = ">= 0"
 
 
 def save_fields(owner: Any, names: Iterable[str]) -> dict[str, Any]:
@@ -38,32 +49,119 @@ def save_fields(owner: Any, names: Iterable[str]) -> dict[str, Any]:
 
 
 def load_fields(owner: Any, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
-                path: str = "state_dict") -> None:
+                path: str = "state_dict", bounds: Mapping[str, str] | None = None) -> None:
     """Set each declared attribute from ``state``, converted to the attribute's current type.
 
     Arrays named in ``rows`` may have another number of rows than now (a GA's parents), but the
-    same row length, at least one row, and finite values only.
+    same row length, at least one row, and finite values only. Every value is checked first
+    (:func:`check_fields`, nested states too when their owner has ``check_state_dict``), so a bad
+    state changes nothing declared here.
     """
-    rows = set(rows)
+    names = list(names)
+    converted = check_fields(owner, names, state, rows=rows, path=path, bounds=bounds)
+    for name in names:
+        current = getattr(owner, name)
+        if callable(getattr(current, "load_state_dict", None)):
+            current.load_state_dict(state[name])
+        else:
+            setattr(owner, name, converted[name])
+
+
+def check_fields(owner: Any, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
+                 path: str = "state_dict", bounds: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The declared values of ``state`` converted to the attributes' types, each checked: present,
+    finite, an integer where the attribute is one, within ``bounds``. Nested states (an optimizer)
+    are left to their owner's ``load_state_dict``."""
+    rows, bounds = set(rows), dict(bounds or {})
+    out: dict[str, Any] = {}
     for name in names:
         if name not in state:
             raise ConfigError(f"{path} has no {name!r}; it was not made by this object's state_dict()")
-        current, value = getattr(owner, name), state[name]
+        current, value, key = getattr(owner, name), state[name], f"{path}/{name}"
         if isinstance(current, np.ndarray):
             array = np.array(value, dtype=current.dtype)
             if name in rows:
-                _check_rows(f"{path}/{name}", array, current)
-            setattr(owner, name, array)
+                _check_rows(key, array, current)
+            if array.dtype.kind in "fc":
+                _check_finite(key, array)
+            out[name] = array
         elif callable(getattr(current, "load_state_dict", None)):
-            current.load_state_dict(value)
+            if callable(getattr(current, "check_state_dict", None)):
+                current.check_state_dict(value, key)
+            continue
         elif isinstance(current, (bool, np.bool_)):
-            setattr(owner, name, bool(value))
+            if not isinstance(value, (bool, np.bool_)):
+                raise ConfigError(f"{key} must be true or false, got {value!r}")
+            out[name] = bool(value)
         elif isinstance(current, (int, np.integer)):
-            setattr(owner, name, int(value))
+            out[name] = check_int(key, value)
         elif isinstance(current, (float, np.floating)):
-            setattr(owner, name, float(value))
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+                raise ConfigError(f"{key} must be a number, got {value!r}")
+            out[name] = float(value)
+            _check_finite(key, np.asarray(out[name]))
         else:
-            setattr(owner, name, copy.deepcopy(value))
+            out[name] = copy.deepcopy(value)
+        if name in bounds:
+            _check_bound(key, np.asarray(out[name]), bounds[name])
+    return out
+
+
+def _check_finite(key: str, array: np.ndarray) -> None:
+    bad = np.flatnonzero(~np.isfinite(array))
+    if len(bad):
+        value = array.ravel()[bad[0]].item()
+        raise ConfigError(f"{key} must be finite; entry {bad[0]} is {value} ({len(bad)} non-finite in all)"
+                          if array.ndim else f"{key} must be finite, got {value}")
+
+
+def _check_bound(key: str, array: np.ndarray, bound: str) -> None:
+    bad = np.flatnonzero(array <= 0 if bound == POSITIVE else array < 0)
+    if len(bad):
+        value = array.ravel()[bad[0]].item()
+        raise ConfigError(f"{key} must be {bound}; entry {bad[0]} is {value}" if array.ndim
+                          else f"{key} must be {bound}, got {value}")
+
+
+def check_rng_state(path: str, state: Any, rng: np.random.Generator, seed: int | None = None) -> None:
+    """Refuse a saved generator state that ``rng`` could not have had: another bit generator, fields
+    missing or of the wrong type or range, or, given the ``seed`` that ``numpy.random.default_rng``
+    seeded it from, a PCG64 stream increment other than that seed's (it never changes as it runs)."""
+    current = rng.bit_generator.state
+    kind = current.get("bit_generator")
+    if not isinstance(state, dict) or state.get("bit_generator") != kind:
+        got = state.get("bit_generator") if isinstance(state, dict) else state
+        raise ConfigError(f"{path} does not fit this run's generator: it must be the state of a {kind} "
+                          f"generator, got {got!r}"[:400])
+    _same_shape(path, current, state)
+    if kind in ("PCG64", "PCG64DXSM"):
+        inner = state["state"]
+        for name in ("state", "inc"):
+            check_int(f"{path}/state/{name}", inner[name], minimum=0, maximum=2**128 - 1)
+        if inner["inc"] % 2 == 0:
+            raise ConfigError(f"{path}/state/inc must be odd (a {kind} stream's increment), got {inner['inc']}")
+        check_int(f"{path}/has_uint32", state["has_uint32"], minimum=0, maximum=1)
+        check_int(f"{path}/uinteger", state["uinteger"], minimum=0, maximum=2**32 - 1)
+        if seed is not None and kind == "PCG64":
+            expected = np.random.default_rng(seed).bit_generator.state["state"]["inc"]
+            if inner["inc"] != expected:
+                raise ConfigError(f"{path}/state/inc is {inner['inc']}, but seed {seed} gives the stream {expected}")
+    try:
+        probe = type(rng.bit_generator)()
+        probe.state = copy.deepcopy(state)
+    except (TypeError, ValueError, OverflowError, KeyError) as exc:
+        raise ConfigError(f"{path} is not a valid {kind} state: {exc}") from None
+
+
+def _same_shape(path: str, template: Any, state: Any) -> None:
+    """Same keys, and integers where ``template`` has integers (no bool, no float, no text)."""
+    if isinstance(template, dict):
+        if not isinstance(state, dict) or set(state) != set(template):
+            raise ConfigError(f"{path} must be a table with the keys {sorted(template)}, got {state!r}"[:300])
+        for key, value in template.items():
+            _same_shape(f"{path}/{key}", value, state[key])
+    elif isinstance(template, int) and (isinstance(state, bool) or not isinstance(state, int)):
+        raise ConfigError(f"{path} must be an integer, got {state!r}"[:300])
 
 
 def _check_rows(path: str, array: np.ndarray, current: np.ndarray) -> None:

@@ -31,12 +31,12 @@ from typing import Any, ClassVar, Protocol, overload
 
 import numpy as np
 
-from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed, check_state_layout
+from .._validate import MAX_POPSIZE, check_dim_x0, check_float, check_int, check_seed, check_state_layout
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
 from .reduce import REDUCTION, block_sums
-from .state import load_fields, save_fields
+from .state import check_fields, check_rng_state, save_fields
 
 __all__ = ["Strategy", "Reducer", "population_sums", "check_fitness", "LEGACY_REDUCTION", "REDUCTIONS"]
 
@@ -132,6 +132,13 @@ class Strategy(ABC):
     #: The arrays of ``state_fields`` whose number of rows changes as the strategy runs (a GA's
     #: parents); every other array keeps its shape, and a state with another shape is refused.
     state_rows: ClassVar[tuple[str, ...]] = ()
+    #: Bounds of ``state_fields`` beyond "finite" that a loaded state must keep
+    #: (``{"stdev": POSITIVE}``: :mod:`blackbox.core.state`).
+    state_bounds: ClassVar[Mapping[str, str]] = {}
+    #: True when ``sigma`` is the ``Params`` field of that name, evolved: a loaded sigma passes that
+    #: field's checks (:meth:`Params.check_evolved`). False when sigma summarizes a per-dimension
+    #: ``stdev`` declared in ``state_fields``.
+    sigma_is_param: ClassVar[bool] = True
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
     #: True when ``_tell`` uses only the population it is given, nothing its last ``_ask`` kept: then
@@ -141,6 +148,8 @@ class Strategy(ABC):
     #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: the fixed
     #: blocks summed in this process).
     reducer: Reducer = staticmethod(block_sums)
+    #: The constructor's arguments while the start is open (see :meth:`start_at`); an instance attribute.
+    _construction: tuple[tuple[Any, ...], dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -150,9 +159,17 @@ class Strategy(ABC):
         else:
             cls.__signature__ = _PLAIN_SIGNATURE if cls.__init__ is Strategy.__init__ else None  # type: ignore
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Strategy:
+        strategy = super().__new__(cls)
+        # How it was built, so that start_at() can build it again at another x0 (dropped once the start is chosen).
+        strategy._construction = (args, kwargs)
+        return strategy
+
     def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
                  x0: Any = None, seed: int | None = None, **overrides: Any):
         self.dim, x0_vec = check_dim_x0(dim, x0)
+        if x0 is not None:
+            self.__dict__.pop("_construction", None)
         owner = self.name or type(self).__name__
         if self.Params is not None:
             if popsize is not None:
@@ -193,6 +210,36 @@ class Strategy(ABC):
         """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
         need the dimension, the initial state); called at the end of the constructor."""
 
+    # -- the starting point ---------------------------------------------------------------
+    @property
+    def start_chosen(self) -> bool:
+        """True once the starting point is settled: ``x0`` was given, :meth:`start_at` was called,
+        a state was loaded, or the first ``ask()`` was made. Until then the center is the default
+        ``x0`` (zeros), and :func:`blackbox.optimize` moves it to the problem's ``initial_params``."""
+        return "_construction" not in self.__dict__ or self.generation != 0 or self._pending is not None
+
+    def start_at(self, x0: Any) -> None:
+        """Build this strategy again as it was built, with ``x0`` as its starting point.
+
+        Only before the first ``ask()`` and only when no ``x0`` was given (StateError otherwise):
+        the strategy then is exactly the one its constructor makes with this ``x0`` (everything
+        derived from the start, such as a GA's parents, included).
+        """
+        construction = self.__dict__.get("_construction")
+        if construction is None or self.start_chosen:
+            raise StateError(
+                f"start_at() moves a strategy whose start is still open; this one {self._start_settled_by()}. "
+                f"Pass x0= when you build the strategy instead"
+            )
+        args, kwargs = construction
+        kwargs = {**kwargs, "x0": x0, "seed": self.seed}
+        type(self).__init__(self, *args, **kwargs)
+        self.__dict__.pop("_construction", None)
+
+    def _start_settled_by(self) -> str:
+        return ("has run a generation" if self.generation or self._pending is not None
+                else "was given x0 or a loaded state")
+
     # -- the protocol ---------------------------------------------------------------------
     @property
     def center(self) -> np.ndarray:
@@ -219,6 +266,7 @@ class Strategy(ABC):
                 "ask() called twice without tell(); evaluate the population from the last ask() "
                 "and pass its fitness to tell() first"
             )
+        self.__dict__.pop("_construction", None)  # the start is settled by the first population
         # numpy builds a new state dict on every read: no deep copy needed (it cost ~50 us a generation)
         self._rng_state_at_ask = self.rng.bit_generator.state
         population = self._ask()
@@ -349,6 +397,8 @@ class Strategy(ABC):
                 f"state_dict reduction {reduction!r} is not known to this version of blackbox (it knows "
                 f"{', '.join(repr(r) for r in REDUCTIONS)}); resume the run with the version that wrote it"
             )
+        self._check_base_state(state)
+        fields = check_fields(self, self.state_fields, state, rows=self.state_rows, bounds=self.state_bounds)
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.seed = int(state["seed"])
         self.generation = int(state["generation"])
@@ -362,8 +412,39 @@ class Strategy(ABC):
         if "asked_ahead" in state:  # a population asked ahead (pipelined mode): pending again, as saved
             self._pending, self._pending_kept = population_from_state(state["asked_ahead"], self.dim), True
         self.reduction = str(reduction)
-        load_fields(self, self.state_fields, state, rows=self.state_rows)
+        for name in self.state_fields:
+            current = getattr(self, name)
+            if callable(getattr(current, "load_state_dict", None)):
+                current.load_state_dict(state[name])
+            else:
+                setattr(self, name, fields[name])
         self._load_state_dict(state)
+        self.__dict__.pop("_construction", None)
+
+    def _check_base_state(self, state: dict[str, Any]) -> None:
+        """The base keys checked as the constructor checks its arguments (ConfigError naming the key):
+        the seed and the generation are integers >= 0, the generator's state is one this strategy's
+        generator could have (its stream that of the seed), sigma and the update norm are finite
+        and >= 0, and where ``sigma`` is a ``Params`` field that evolves, the field's own checks."""
+        seed = check_int("state_dict/seed", state["seed"], minimum=0)
+        check_int("state_dict/generation", state["generation"], minimum=0)
+        sigma = check_float("state_dict/sigma", state["sigma"], nonnegative=True)
+        check_float("state_dict/update_norm", state["update_norm"], nonnegative=True)
+        check_rng_state("state_dict/rng", state["rng"], self.rng, seed if self._seeded_from_seed() else None)
+        if self.sigma_is_param and self.Params is not None and "sigma" in self.Params.options():
+            try:
+                self.params.check_evolved("sigma", sigma)
+            except ConfigError as exc:
+                raise ConfigError(f"state_dict/sigma is {sigma!r}, which {self.name or type(self).__name__} "
+                                  f"refuses: {exc}") from None
+
+    def _seeded_from_seed(self) -> bool:
+        """True when this strategy's generator is ``numpy.random.default_rng(self.seed)`` (as the base
+        makes it): then a saved generator's PCG64 stream must be its saved seed's."""
+        current = self.rng.bit_generator.state
+        if current.get("bit_generator") != "PCG64":
+            return False
+        return current["state"]["inc"] == np.random.default_rng(self.seed).bit_generator.state["state"]["inc"]
 
     @overload
     def reduce(self, population: Population, coefficients: np.ndarray) -> tuple[np.ndarray, None]: ...

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,7 +40,7 @@ def json_line(record: Record) -> str:
     return json.dumps({k: _jsonable(v) for k, v in record.as_dict().items()})
 
 
-def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records: list[Record]) -> None:
+def rewrite_records(csv_path: str | Path, jsonl_path: str | Path | None, records: Sequence[Record]) -> None:
     """Replace both record files by exactly ``records`` (atomically): a resumed run starts here."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=RECORD_FIELDS)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_float, check_int
 from ..core.executor import Executor
 from ..core.problem import EvalResult, Problem
 from ..core.seeding import evaluation_seeds
@@ -119,12 +120,20 @@ class Run:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.seed = int(state["seed"])
-        self.evaluations = int(state["evaluations"])
-        self.steps = int(state["steps"])
-        self.elapsed = float(state["elapsed"])
-        self.best_fitness = float(state["best_fitness"])
-        self.best_params = np.array(state["best_params"], dtype=np.float64)
+        """Restore the counters, the best solution and the stop conditions' state; the counters are
+        integers >= 0, the time finite and >= 0, the best fitness not NaN (NaN never ranks best) and
+        the best solution finite, or a ConfigError names the key (``run state/steps``)."""
+        seed, evaluations, steps = (check_int(f"run state/{key}", state[key], minimum=0)
+                                    for key in ("seed", "evaluations", "steps"))
+        elapsed = check_float("run state/elapsed", state["elapsed"], nonnegative=True)
+        best_fitness = float(state["best_fitness"])
+        if math.isnan(best_fitness):
+            raise ConfigError("run state/best_fitness is NaN, which never ranks best")
+        best_params = np.array(state["best_params"], dtype=np.float64)
+        if not np.all(np.isfinite(best_params)):
+            raise ConfigError("run state/best_params is not finite")
+        self.seed, self.evaluations, self.steps, self.elapsed = seed, evaluations, steps, elapsed
+        self.best_fitness, self.best_params = best_fitness, best_params
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
         self._inflight = None
@@ -267,9 +276,10 @@ def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | 
 def _check_progress(conditions: Sequence[Any], record: Record) -> None:
     """Refuse a run whose only budget counts environment steps on a problem that takes none."""
     budgets = [c for c in conditions if isinstance(c, BUDGETS)]
-    if record.steps == 0 and budgets and all(isinstance(c, EnvSteps) for c in budgets):
+    step_budgets = [c for c in budgets if isinstance(c, EnvSteps)]
+    if record.steps == 0 and budgets and len(step_budgets) == len(budgets):
         raise ConfigError(
-            f"max_steps={budgets[0].n} can never be reached: the problem took no environment steps in "
+            f"max_steps={step_budgets[0].n} can never be reached: the problem took no environment steps in "
             f"generation {record.generation} (it does not count steps); give a budget in generations, "
             f"evaluations or wall time instead"
         )
@@ -285,6 +295,9 @@ def optimize(
     max_steps: int | None = None,
     max_time: float | None = None,
     target: float | None = None,
+    goal: float | None = None,
+    goal_generations: int | None = None,
+    goal_episodes: int | None = None,
     stop: Sequence[StopCondition | Callable] = (),
     seed: int | None = None,
     evaluate_center: bool = True,
@@ -295,8 +308,17 @@ def optimize(
 ) -> Result:
     """Optimize ``problem`` with ``strategy`` until a stop condition fires; maximizes fitness.
 
-    ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target`` stops once the
-    best fitness seen reaches it; ``stop`` adds conditions such as ``GoalHeld(475, 5)``. At least
+    Where the run starts, whether ``strategy`` is a name or an object: the ``x0`` the strategy was
+    given, else ``problem.initial_params(numpy.random.default_rng(seed))`` (a strategy object whose
+    start is still open is moved there with ``Strategy.start_at``; a named one is built there), so
+    ``optimize("nes", p, seed=3)`` and ``optimize(make_strategy("nes", dim=p.dim, seed=3), p)`` are
+    the same run. ``seed`` (default: the strategy's seed) fixes every evaluation seed. ``target``
+    stops once the best ever fitness (of any row scored, the center's included) reaches it.
+    ``goal`` stops once the center's fitness reaches it and holds it ``goal_generations``
+    generations (default 1), or, with ``goal_episodes``, once the center's mean over that many
+    fresh episodes reaches it (the problem needs ``score``), as the command line's ``--goal``,
+    ``--goal-generations`` and ``--goal-episodes``. ``stop`` adds conditions such as
+    ``GoalHeld(475, 5)``. At least
     one budget (``max_generations``, ``max_evaluations``, ``max_steps``, ``max_time``) is required;
     ``generations`` is the old name of ``max_generations`` and still works. ``run`` continues a
     :class:`Run` (restored from a checkpoint, or from an earlier call) instead of starting afresh:
@@ -309,7 +331,8 @@ def optimize(
                               f"max_generations={max_generations!r} and generations={generations!r}")
         max_generations = generations
     conditions = stop_conditions(max_generations=max_generations, max_evaluations=max_evaluations,
-                                 max_steps=max_steps, max_time=max_time, target=target, extra=stop)
+                                 max_steps=max_steps, max_time=max_time, target=target, goal=goal,
+                                 goal_generations=goal_generations, goal_episodes=goal_episodes, extra=stop)
     strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
         run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), evaluate_center,
@@ -337,8 +360,7 @@ def optimize(
             record = run.step()
             _check_progress(conditions, record)
             reasons = [r for r in (c(record) for c in conditions) if r]
-            own = getattr(strategy, "stop_reason", None)  # e.g. CMA-ES's termination criteria
-            own_reason = own() if callable(own) else None
+            own_reason = strategy.stop_reason()  # e.g. CMA-ES's termination criteria
             if own_reason:
                 reasons.append(str(own_reason))
             run.settled = True

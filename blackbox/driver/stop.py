@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validate import check_choice, check_float, check_int
-from ..core.problem import Scorable
+from ..core.problem import Scorable, TrainsOnShiftedRewards
 from ..errors import ConfigError, StateError
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ class GoalHeld(StopCondition):
         self._streak = int(state["streak"])
 
 
-# -- from confirm.py: Stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
+# -- goal confirmation (0.1.0's confirm.py): stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
 
 _CONFIRM_KEY = 0x636F6E66  # "conf"
 
@@ -160,7 +160,12 @@ def confirmation_seed(run_seed: int, generation: int) -> int:
 
 
 class ConfirmGoal(StopCondition):
-    """Stop when the center's mean fitness over ``episodes`` fresh evaluations reaches ``goal``."""
+    """Stop when the center's mean fitness over ``episodes`` fresh evaluations reaches ``goal``.
+
+    A check is made whenever the center's training fitness reaches the goal, or the level the
+    problem's ``training_goal(goal)`` names where training fitness is not the score (a gym problem
+    whose training rewards are shifted).
+    """
 
     def __init__(self, goal: float, episodes: int = 20):
         self.goal = check_float("goal", goal)
@@ -168,6 +173,7 @@ class ConfirmGoal(StopCondition):
         #: [generation, mean of the confirmation episodes] of every check made.
         self.checks: list[list[float]] = []
         self._run: Any = None
+        self._screen = self.goal
 
     def bind(self, run: Any) -> None:
         if not isinstance(run.problem, Scorable):
@@ -176,13 +182,16 @@ class ConfirmGoal(StopCondition):
                 f"{type(run.problem).__name__} has none (drop goal_episodes)"
             )
         self._run = run
+        problem = run.problem
+        self._screen = float(problem.training_goal(self.goal)) if isinstance(problem, TrainsOnShiftedRewards) \
+            else self.goal
 
     def __call__(self, record) -> str | None:
         if self._run is None:
             raise StateError("ConfirmGoal needs the run: optimize() binds it before the first generation")
-        if record.center is None or not record.center >= self.goal:
-            return None
         run = self._run
+        if record.center is None or not record.center >= self._screen:
+            return None
         seed = confirmation_seed(run.seed, record.generation)
         returns = np.asarray(run.problem.score(run.strategy.center, self.episodes, seed), dtype=np.float64)
         self.checks.append([int(record.generation), float(np.mean(returns))])
@@ -232,6 +241,15 @@ def stop_conditions(*, max_generations: int | None = None, max_evaluations: int 
     episodes reaches it). ``extra`` conditions are any callables ``(record) -> reason``. Without a
     budget among them the run could never stop: a ConfigError unless ``require_budget`` is False.
     """
+    for name, value in (("goal_generations", goal_generations), ("goal_episodes", goal_episodes)):
+        if value is not None and goal is None:
+            raise ConfigError(f"{name}={value!r} needs a goal: pass goal= (the fitness to reach) or drop {name}")
+    if goal_generations is not None and goal_episodes is not None:
+        raise ConfigError(
+            f"give goal_generations (the center holds the goal k generations) or goal_episodes (confirmed "
+            f"on fresh episodes), not both; got goal_generations={goal_generations!r} and "
+            f"goal_episodes={goal_episodes!r}"
+        )
     conditions: list[StopCondition | Callable] = []
     makers: tuple[tuple[Callable[[Any], StopCondition], Any], ...] = (
         (Generations, max_generations), (Evaluations, max_evaluations), (EnvSteps, max_steps),

@@ -11,7 +11,7 @@ What crosses the process boundary, and how often:
 - each task: a set of rows (offsets, signs, parents, seed groups, seeds: 33 bytes a row; a dense
   population's row values); each result: fitness, steps and per-row info.
 
-The noise table is a memory-mapped cache file (``blackbox/noise.py``), so all workers share its
+The noise table is a memory-mapped cache file (``blackbox/core/noise.py``), so all workers share its
 pages. Rows are split into a few chunks per worker, cut between mirrored pairs, and workers pull
 chunks as they finish (load balance); when every row takes as many steps (HalfCheetah's fixed
 1,000), one chunk per worker is already balanced and nobody waits at the generation's end. Workers run with torch, OpenMP and BLAS capped at ``threads``

@@ -15,6 +15,7 @@ import mmap
 import os
 import pickle
 import shutil
+import socket
 import struct
 import tempfile
 import weakref
@@ -30,6 +31,7 @@ __all__ = ["shared_root", "RunDirectory", "dump_file", "load_file"]
 _MAGIC = b"BBXSHM01"
 _ALIGN = 64
 _PREFIX = "blackbox-run-"
+_OWNER = ".host"  # the host that made a run directory
 
 
 def shared_root() -> Path:
@@ -101,23 +103,53 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _owner(entry: Path) -> str | None:
+    """The host that made the run directory ``entry`` (None: made before blackbox named it)."""
+    try:
+        return (entry / _OWNER).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def remove_stale(root: Path) -> None:
-    """Delete run directories left behind by processes that died without cleaning up."""
+    """Delete run directories left behind by processes of this host that died without cleaning up.
+
+    A directory made on another host (a shared ``$BLACKBOX_SHM_DIR``) is left alone: its pid says
+    nothing here, and its run may well be going on.
+    """
     try:
         entries = list(root.iterdir())
     except OSError:
         return
+    host = socket.gethostname()
     for entry in entries:
         name = entry.name
         if not name.startswith(_PREFIX):
             continue
         pid_text = name[len(_PREFIX):].split("-", 1)[0]
+        owner = _owner(entry)
+        if owner is not None and owner != host:
+            continue
         if pid_text.isdigit() and not _pid_alive(int(pid_text)) and entry.is_dir():
             try:
                 if entry.stat().st_uid == os.getuid():
                     shutil.rmtree(entry, ignore_errors=True)
             except OSError:
                 pass
+
+
+def _make_run_dir(root: Path) -> Path:
+    """A new private run directory under ``root``, named by this process and holding the name of
+    this host; it appears under its final name only once that is written."""
+    making = Path(tempfile.mkdtemp(prefix=f".{_PREFIX}{os.getpid()}-", dir=root))
+    try:
+        (making / _OWNER).write_text(socket.gethostname() + "\n", encoding="utf-8")
+        final = making.with_name(making.name[1:])
+        os.rename(making, final)
+    except BaseException:
+        shutil.rmtree(making, ignore_errors=True)
+        raise
+    return final
 
 
 class RunDirectory:
@@ -130,7 +162,7 @@ class RunDirectory:
     def __init__(self, root: Path | None = None):
         root = Path(root) if root is not None else shared_root()
         remove_stale(root)
-        self.path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=root))
+        self.path = _make_run_dir(root)
         self._finalizer = weakref.finalize(self, _remove_tree, str(self.path))
         self._written: dict[str, tuple[Any, bool]] = {}
 
@@ -153,7 +185,7 @@ class RunDirectory:
     def _move_to_disk(self) -> None:
         old = self.path
         self._finalizer()
-        self.path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=tempfile.gettempdir()))
+        self.path = _make_run_dir(Path(tempfile.gettempdir()))
         self._finalizer = weakref.finalize(self, _remove_tree, str(self.path))
         for name, (obj, out_of_band) in self._written.items():
             dump_file(self.file(name), obj, out_of_band)

@@ -3,7 +3,7 @@
 An experiment file (``blackbox compare EXPERIMENT.toml``)::
 
     name = "functions"                  # default: the file's stem
-    out = "experiments/functions"       # default: experiments/<name> (relative to where you run)
+    out = "runs/experiments/functions"  # default: runs/experiments/<name> (relative to where you run)
     seeds = 5                           # seeds 0..4, or a list such as [0, 1, 7]
     executor = "serial"                 # executor spec or table, used by every run
     jobs = 1                            # runs at a time; > 1 runs them in separate processes
@@ -75,6 +75,7 @@ from ..config.run import (
 )
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..registry.plugins import strategies
+from .run_dir import is_empty_for_a_run, replace_fault
 from .runs import is_finished, resume_run, start_run
 
 __all__ = ["Experiment", "Cell", "ProblemInfo", "load_experiment", "plan_cells", "run_experiment",
@@ -264,7 +265,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
 
     report = _report(doc, data.get("report", {}), labels)
     out_dir = Path(out) if out is not None else Path(_checked(doc.where("out"), check_string, "out",
-                                                               data.get("out", f"experiments/{name}"), nonempty=True))
+                                                               data.get("out", f"runs/experiments/{name}"), nonempty=True))
     cells = []
     for problem_label, problem_component in problem_components.items():
         for label in labels:
@@ -318,16 +319,15 @@ def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:
     """Decide what each run needs: skip (finished), new, resume (from a checkpoint) or restart."""
     from ..store.checkpoint import list_checkpoints
 
-    conflicts = []
+    conflicts, foreign = [], []
     for cell in experiment.cells:
         config_file = cell.run_dir / "config.toml"
-        if not cell.run_dir.exists() or not any(cell.run_dir.iterdir()):
-            cell.action = "new"
+        fault = replace_fault(cell.run_dir)
+        if fault is not None:  # never replaced, whatever the flags
+            foreign.append(f"{cell.run_dir}: {fault}")
             continue
-        if not config_file.exists():
-            if not overwrite:
-                conflicts.append(f"{cell.run_dir} exists and is not a blackbox run directory")
-            cell.action = "restart"
+        if not cell.run_dir.exists() or is_empty_for_a_run(cell.run_dir):
+            cell.action = "new"
             continue
         existing = load_toml(config_file).data
         changes = config_changes(existing, cell.resolved)
@@ -343,6 +343,15 @@ def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:
             cell.action, cell.reason = "resume", "budget or logging changed" if changes else "unfinished"
         else:
             cell.action, cell.reason = "restart", "no checkpoint"
+    if foreign:
+        shown = "\n  ".join(foreign[:5])
+        more = f"\n  (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""
+        raise ConfigError(
+            f"{len(foreign)} run director{'y' if len(foreign) == 1 else 'ies'} of experiment {experiment.name!r} "
+            f"hold{'s' if len(foreign) == 1 else ''} something other than a blackbox run, which blackbox never "
+            f"replaces:\n  {shown}{more}\n"
+            f"move it away, or choose another --out"
+        )
     if conflicts:
         shown = "\n  ".join(conflicts[:5])
         more = f"\n  (and {len(conflicts) - 5} more)" if len(conflicts) > 5 else ""

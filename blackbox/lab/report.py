@@ -226,6 +226,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
     plotted: list[str] = []
     summary_rows: list[dict[str, Any]] = []
     ratio_rows_out: list[dict[str, Any]] = []
+    tables: list[dict[str, Any]] = []
     md = [f"# Experiment `{experiment.name}`", "",
           f"Made by `blackbox compare {experiment.path}` on {time.strftime('%Y-%m-%d %H:%M')}"
           f"{' in smoke mode (small budgets)' if experiment.smoke else ''}. Seeds: {experiment.seeds}. "
@@ -254,6 +255,14 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
             header += ["steps to target (median)"] if has_steps else []
             header += ["wall time to target (median, s)"]
         md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        rule = _RANKING_RULE if has_target else _RANKING_RULE_NO_TARGET
+        rows_shown: list[list[str]] = []
+        table: dict[str, Any] = {"problem": problem, "spec": info.spec, "target": info.target, "ranking": rule,
+                 "header": ["rank", "strategy", "runs", "final center", f"{confidence}% CI"]
+                 + (["success", "evals to target"] + (["steps to target"] if has_steps else [])
+                    + ["time to target (s)"] if has_target else []),
+                 "rows": rows_shown}
+        tables.append(table)
         for rank, label in enumerate(order, 1):
             s = stats[label]
             runs_text = f"{s['runs']}" + (f" ({s['runs'] - s['complete']} unfinished)" if s["complete"] < s["runs"] else "")
@@ -264,10 +273,11 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
                 cells += [_fmt(s["steps_to_target"])] if has_steps else []
                 cells += [_fmt(s["time_to_target"], 3)]
             md.append("| " + " | ".join(cells) + " |")
+            rows_shown.append([cells[0], label, cells[2], _fmt(s["final_mean"]),
+                                  f"[{_fmt(s['final_low'])}, {_fmt(s['final_high'])}]", *cells[4:]])
             summary_rows.append({"problem": problem, "strategy": label, "rank": rank, **s,
                                  "run_dirs": " ".join(_relative(r.run_dir, out) for r in by_strategy[label])})
-        md += ["", "Ranking: " + ("success rate, then median evaluations to target, then mean final center "
-                                  "fitness." if has_target else "mean final center fitness."), ""]
+        md += ["", f"Ranking: {rule}.", ""]
         ratio_md = _progress_ratios(experiment, problem, by_strategy, ratio_rows_out)
         md += ratio_md
         if can_plot:
@@ -305,7 +315,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
                 "ratio", "strategy_runs", "reference_runs"], ratio_rows_out)
     index = {"results": str(out / "results.csv"), "summary": str(out / "summary.md"),
              "summary_csv": str(out / "summary.csv"), "progress_ratios": str(out / "progress_ratios.csv"),
-             "plots": [str(out / p) for p in plotted], "runs": len(runs)}
+             "plots": [str(out / p) for p in plotted], "runs": len(runs), "tables": tables}
     write_json(out / "report.json", index)
     return index
 
@@ -358,6 +368,9 @@ def _progress_ratios(experiment: Experiment, problem: str, by_strategy: dict[str
     md.append("")
     return md
 
+
+_RANKING_RULE = "success rate, then median evaluations to target, then mean final center fitness"
+_RANKING_RULE_NO_TARGET = "mean final center fitness"
 
 _DEFINITIONS = """\
 - **final center fitness**: the `center` column of the last row of a run's `records.csv` (the

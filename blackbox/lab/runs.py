@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import math
-import shutil
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -27,7 +26,6 @@ from typing import Any
 from ..config.run import (
     ResolvedRun,
     RunConfig,
-    breaking_changes,
     build_components,
     config_changes,
     load_toml,
@@ -37,23 +35,26 @@ from ..config.run import (
 )
 from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
-from ..driver.stop import ConfirmGoal
+from ..driver.stop import ConfirmGoal, StopCondition
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
-from ..files import save_npz, write_json, write_toml
-from ..store.checkpoint import (
-    Checkpointer,
-    code_changes,
-    code_fingerprint,
-    latest_checkpoint,
-    load_checkpoint,
-    restore_run,
-)
+from ..files import flat_leaves, save_npz, write_json, write_toml
+from ..store.checkpoint import Checkpointer
+from ..store.lock import RunLock
 from .plots import have_matplotlib, plot_run
+from .restore import restore_from, restore_newest
+from .run_dir import (
+    RUN_DIRS,
+    RUN_FILES,
+    clear_run,
+    is_empty_for_a_run,
+    replace_fault,
+    set_aside_entries,
+)
 
 __all__ = ["RunPaths", "ResumeWarning", "start_run", "resume_run", "check_out_dir", "read_result", "is_finished"]
 
-_RUN_FILES = ("config.toml", "records.csv", "records.jsonl", "result.json", "solution.npz", "curve.png")
-_RUN_DIRS = ("checkpoints", "tensorboard")
+_RUN_FILES = RUN_FILES
+_RUN_DIRS = RUN_DIRS
 
 
 class ResumeWarning(UserWarning):
@@ -83,7 +84,7 @@ def read_result(run_dir: str | Path) -> dict[str, Any] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
 
-    path = RunPaths(run_dir).result
+    path = RunPaths(Path(run_dir)).result
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -102,34 +103,65 @@ def _run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, Any, Any]
     return [c for c in config_changes(existing, resolved) if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
 
 
-def check_out_dir(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> Path:
-    """Refuse a directory that holds another run (or anything else) unless ``overwrite``."""
-    out = Path(out)
+def _refuse_unless_replaceable(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> None:
+    """The checks of :func:`check_out_dir`; deletes nothing."""
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} exists and is not a directory; choose another --out")
-    if out.exists() and any(out.iterdir()):
-        paths = RunPaths(out)
-        if not paths.config.exists() and not overwrite:
-            raise ConfigError(f"{out} exists and is not a blackbox run directory; choose another --out")
-        if not overwrite:
-            changes = _run_changes(paths.config, resolved) if resolved is not None else []
-            if changes:
-                shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in changes[:5])
-                more = f" (and {len(changes) - 5} more)" if len(changes) > 5 else ""
-                raise ConfigError(
-                    f"{out} already holds a different run ({shown}{more}); pass --overwrite to replace it "
-                    f"or choose another --out"
-                )
-            hint = "" if is_finished(out) else f", or continue it with `blackbox resume {out}`"
+    fault = replace_fault(out)
+    if fault is not None:
+        flag = " (--overwrite replaces only a blackbox run, and only what blackbox wrote)" if overwrite else ""
+        if not RunPaths(out).config.exists():
+            raise ConfigError(f"{out} exists and is not a blackbox run directory; choose another --out{flag}")
+        raise ConfigError(f"{out} cannot hold this run: {fault}; choose another --out or move those away{flag}")
+    if not out.exists() or is_empty_for_a_run(out):
+        return
+    paths = RunPaths(out)
+    if not overwrite:
+        changes = _run_changes(paths.config, resolved) if resolved is not None else []
+        if changes:
+            shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in changes[:5])
+            more = f" (and {len(changes) - 5} more)" if len(changes) > 5 else ""
             raise ConfigError(
-                f"{out} already holds a run; pass --overwrite to replace it, choose another --out{hint}"
+                f"{out} already holds a different run ({shown}{more}); pass --overwrite to replace it "
+                f"or choose another --out"
             )
-        for name in _RUN_FILES:
-            (out / name).unlink(missing_ok=True)
-        for name in _RUN_DIRS:
-            shutil.rmtree(out / name, ignore_errors=True)
+        hint = "" if is_finished(out) else f", or continue it with `blackbox resume {out}`"
+        raise ConfigError(
+            f"{out} already holds a run; pass --overwrite to replace it, choose another --out{hint}"
+        )
+
+
+def check_out_dir(out: Path, resolved: ResolvedRun | None, overwrite: bool) -> Path:
+    """Refuse a directory that holds another run unless ``overwrite``, and anything else always.
+
+    With ``overwrite``, a blackbox run there is cleared (under its lock: a live run is refused), of
+    what blackbox wrote only: the checkpoints set aside as unreadable stay (see
+    :mod:`blackbox.lab.run_dir`).
+    """
+    out = Path(out)
+    _refuse_unless_replaceable(out, resolved, overwrite)
+    if overwrite and out.is_dir():
+        with RunLock(out):
+            _refuse_unless_replaceable(out, resolved, overwrite)
+            clear_run(out)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def _claim(out: Path, resolved: ResolvedRun, overwrite: bool, notes: list[str]) -> RunLock:
+    """Check ``out``, lock it and clear what an earlier run left there (with ``overwrite``)."""
+    _refuse_unless_replaceable(out, resolved, overwrite)
+    lock = RunLock(out).acquire()
+    try:
+        _refuse_unless_replaceable(out, resolved, overwrite)  # again, now that no one else writes here
+        clear_run(out)
+        kept = set_aside_entries(out)
+        if kept:
+            notes.append(f"kept the checkpoints set aside by an earlier resume: {', '.join(kept)}")
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,
@@ -144,7 +176,7 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     if resolved.log.tensorboard:
         from ..driver.logs import TensorBoardLog
 
-        last = run.records[-1] if resumed and run.records else None
+        last = run.records[-1] if run is not None and run.records else None
         callbacks.append(TensorBoardLog(paths.tensorboard, resume_from=last))
     if show_progress:
         from ..driver.progress import ProgressDisplay
@@ -181,10 +213,12 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     finally:
         executor.close()
     last = result.records[-1] if result.records else None
-    finished = last is not None and (any(c.satisfied(last) for c in conditions)
+    finished = last is not None and (any(c.satisfied(last) for c in conditions if isinstance(c, StopCondition))
                                      or bool(result.strategy is not None and result.strategy.stop_reason()))
+    # the problem's state as npz entries; a list stays one entry (an array), as in 0.1.0's solution.npz
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
-                              "best_fitness": result.best_fitness, **_flat("problem", problem.state_dict())})
+                              "best_fitness": result.best_fitness,
+                              **flat_leaves(problem.state_dict(), "problem", sequences=False)})
     curve = None
     if resolved.log.plot:
         if have_matplotlib():
@@ -218,18 +252,6 @@ def _resume_hint(exc: StorageError | CheckpointError, paths: RunPaths) -> Blackb
     return type(exc)(f"{message}. Once the cause is fixed, continue with `blackbox resume {paths.root}`")
 
 
-def _flat(prefix: str, tree: Any) -> dict[str, Any]:
-    """``{"problem/obs_mean": array, ...}``: a state tree as npz entries (numbers as 0-d arrays)."""
-    if isinstance(tree, dict):
-        out: dict[str, Any] = {}
-        for key, value in tree.items():
-            out.update(_flat(f"{prefix}/{key}", value))
-        return out
-    if tree is None or isinstance(tree, str):
-        return {}
-    return {prefix: tree}
-
-
 def _last_checkpoint(paths: RunPaths) -> Path | None:
     from ..store.checkpoint import list_checkpoints
 
@@ -243,13 +265,29 @@ def start_run(resolved: ResolvedRun | dict[str, Any], out: str | Path, *, overwr
     """Run ``resolved`` (from :func:`resolve_run_config`, or a config table) into ``out``; the summary."""
     resolved = resolved_run(resolved)
     components = build_components(resolved)
+    notes: list[str] = []
     try:
-        paths = RunPaths(check_out_dir(Path(out), resolved, overwrite))
-        write_toml(paths.config, resolved.to_dict())
+        lock = _claim(Path(out), resolved, overwrite, notes)
     except BaseException:
         components[2].close()
         raise
-    return _execute(resolved, paths, components, None, show_progress, console, callbacks, [])
+    try:
+        if lock.taken_over is not None:
+            notes.insert(0, _taken_over(lock))
+        paths = RunPaths(lock.directory)
+        try:
+            write_toml(paths.config, resolved.to_dict())
+        except BaseException:
+            components[2].close()
+            raise
+        return _execute(resolved, paths, components, None, show_progress, console, callbacks, notes)
+    finally:
+        lock.release()
+
+
+def _taken_over(lock: RunLock) -> str:
+    assert lock.taken_over is not None
+    return f"took over the lock left by {lock.taken_over.describe()}, which is no longer running"
 
 
 def _warn(message: str) -> None:
@@ -268,69 +306,65 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
     holds the same records as a run that was never interrupted. Changes to the config or the
     code that break that exactness are reported through ``warn``.
     """
-    paths = RunPaths(run_dir)
+    paths = RunPaths(Path(run_dir))
     if not paths.config.exists():
         raise ConfigError(f"{paths.root} is not a blackbox run directory (it has no config.toml)")
-    if config is not None:
-        resolved = resolved_run(config)
-    else:
-        run_config = read_run_config(load_toml(paths.config))
-        if change is not None:
-            change(run_config)
-        resolved = resolve_run_config(run_config)
-    emitted: list[str] = []
+    with RunLock(paths.root) as lock:  # before reading anything: a live run may be writing it
+        emitted: list[str] = []
 
-    def note(message: str) -> None:
-        emitted.append(message)
-        warn(message)
+        def note(message: str) -> None:
+            emitted.append(message)
+            warn(message)
 
-    if checkpoint is not None:
-        restored = load_checkpoint(checkpoint)
-    else:
+        notes = [] if lock.taken_over is None else [_taken_over(lock)]
+        if config is not None:
+            resolved = resolved_run(config)
+        else:
+            run_config = read_run_config(load_toml(paths.config))
+            if change is not None:
+                change(run_config)
+            resolved = resolve_run_config(run_config)
+        if checkpoint is not None:
+            _, run, components = restore_from(checkpoint, resolved, paths.root, note)
+        else:
+            _, run, components = restore_newest(paths.checkpoints, resolved, paths.root, paths.config, note)
         try:
-            restored = latest_checkpoint(paths.checkpoints, warn=note, set_aside=True)
-        except CheckpointError as exc:
-            raise CheckpointError(
-                f"cannot resume {paths.root}: {exc}. Start it again with `blackbox run --config "
-                f"{paths.config} --out {paths.root} --overwrite`"
-            ) from None
-    breaking = breaking_changes(restored.config, resolved)
-    if breaking:
-        note(f"the config of {paths.root} changed since checkpoint {restored.path.name} in ways that make "
-             f"the continued run differ from an uninterrupted one: {'; '.join(breaking)}")
-    components = build_components(resolved)
-    strategy, problem, executor = components
-    changed_code = code_changes(restored.code, code_fingerprint(strategy, problem))
-    if changed_code:
-        note(f"the code changed since checkpoint {restored.path.name} was written, so the continued run may "
-             f"differ from an uninterrupted one: {'; '.join(changed_code)}")
-    try:
-        run = restore_run(restored, strategy, problem, executor)
-    except (ConfigError, CheckpointError) as exc:
-        executor.close()
-        raise type(exc)(f"cannot resume {paths.root} from {restored.path.name}: {exc}") from None
-    rewrite_records(paths.records_csv, paths.records_jsonl, run.records)
-    write_toml(paths.config, resolved.to_dict())
-    summary = _execute(resolved, paths, components, run, show_progress, console, callbacks, [])
-    if emitted:
-        summary["warnings"] = emitted
-        write_json(paths.result, summary)
-    return summary
+            rewrite_records(paths.records_csv, paths.records_jsonl, run.records)
+            write_toml(paths.config, resolved.to_dict())
+        except BaseException:
+            components[2].close()
+            raise
+        summary = _execute(resolved, paths, components, run, show_progress, console, callbacks, notes)
+        if emitted:
+            summary["warnings"] = emitted
+            write_json(paths.result, summary)
+        return summary
 
 
-def describe_summary(summary: dict[str, Any]) -> str:
-    """One paragraph for people: what the run reached and where it is saved."""
+def describe_summary(summary: dict[str, Any], command_time: float | None = None) -> str:
+    """A few lines for people: what the run reached, why it stopped, its cost, where it is saved.
+
+    "best ever" is the best fitness of any row scored in the run (the center's included); the
+    progress line's "best" is the best member of one generation. The time inside generations
+    (``wall_time`` of result.json, summed over sessions of a resumed run) leaves out building the
+    problem, checkpoints, records and plots; ``command_time`` is this command's wall time.
+    """
     center = summary.get("center_fitness")
     center_text = "-" if center is None or (isinstance(center, float) and math.isnan(center)) else f"{center:.6g}"
     resumed = ""
     if summary.get("resumed_from") is not None:
-        resumed = (", already finished" if summary["resumed_from"] == summary["generations"]
-                   else f", resumed at generation {summary['resumed_from']}")
+        resumed = (" (already finished)" if summary["resumed_from"] == summary["generations"]
+                   else f" (resumed at generation {summary['resumed_from']})")
     what = summary.get("problem_label") or summary["problem"]
-    return (f"{summary['strategy']} on {what}: center fitness {center_text}, best "
-            f"{summary['best_fitness']:.6g} after {summary['generations']} generations, "
-            f"{summary['evaluations']} evaluations, {summary['steps']} steps, {summary['wall_time']:.2f} s "
-            f"({summary['stop_reason']}{resumed})\nrun saved in {summary['run_dir']}")
+    steps = f", {summary['steps']:,} environment steps" if summary.get("steps") else ""
+    times = f"time: {summary['wall_time']:.2f} s inside generations"
+    if command_time is not None:
+        times += f", {command_time:.2f} s wall time of this command"
+    return (f"{summary['strategy']} on {what} after {summary['generations']} generations: center fitness "
+            f"{center_text}, best ever {summary['best_fitness']:.6g}\n"
+            f"stopped: {summary['stop_reason']}{resumed}\n"
+            f"{summary['evaluations']:,} evaluations{steps}\n{times}\n"
+            f"run saved in {summary['run_dir']}")
 
 
 def default_out(resolved: ResolvedRun) -> Path:

@@ -58,7 +58,7 @@ def carry_forward(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return out
 
 
-def first_reach(x: Sequence[float], y: Sequence[float], level: float) -> float:
+def first_reach(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, level: float) -> float:
     """The first ``x`` at which ``y >= level``, or inf if it never gets there."""
     for xi, yi in zip(x, y):
         if yi is not None and not math.isnan(yi) and yi >= level:
@@ -99,7 +99,7 @@ def progress_ratio_table(
     (inf when the method never reaches the level, NaN when the reference made no progress).
     """
     ref_x, ref_y = reference
-    rows = []
+    rows: list[dict[str, float]] = []
     if len(ref_y) == 0:
         return rows
     start, final = float(ref_y[0]), float(ref_y[-1])

@@ -3,18 +3,23 @@
 Layout, one folder per checkpoint in ``RUN/checkpoints/``::
 
     gen-000010/
-        state.json   what the checkpoint is (format, generation, score, stop reason, code
-                     fingerprint, resolved config) and the state tree of the strategy, the problem
-                     and the run (counters, best solution, stop conditions) with every array
-                     replaced by a reference {"$array": "strategy/optimizer/m"}; the size and
-                     sha256 of arrays.npz
+        state.json   its own checksum first ("state_sha256"), then what the checkpoint is
+                     (format, generation, score, stop reason, code fingerprint, resolved config)
+                     and the state tree of the strategy, the problem and the run (counters, best
+                     solution, stop conditions) with every array replaced by a reference
+                     {"$array": "strategy/optimizer/m"}; the size and sha256 of arrays.npz
         arrays.npz   every array of the state tree under its path, and the records so far
                      ("records" values, "records_none" mask)
 
 The folder is built under a temporary name, flushed to disk and renamed into place, so a reader
-sees a whole checkpoint or none. Loading checks the size and checksum and refuses pickled arrays;
-a bad checkpoint raises :class:`CheckpointError` and :func:`latest_checkpoint` falls back to the
-previous good one. Nested dicts and lists of arrays, numpy scalars, Python numbers (big integers
+sees a whole checkpoint or none. The whole checkpoint is covered by checksums: ``state_sha256`` is
+the sha256 of state.json's bytes with its own 64 digits read as zeros (every format version computes
+it so), and state.json holds the sha256 of arrays.npz. Loading verifies both (a checkpoint of
+blackbox 0.1.0, which wrote no ``state_sha256``, is recognized by its first bytes and has its
+arrays.npz checked as before) and refuses pickled arrays; a bad checkpoint raises
+:class:`CheckpointError` and :func:`latest_checkpoint` falls back to the previous good one. A
+checkpoint of a newer format is not bad: :class:`CheckpointVersionError` says which blackbox to
+upgrade to, and nothing falls back or is set aside. Nested dicts and lists of arrays, numpy scalars, Python numbers (big integers
 too, as in RNG states), strings, booleans and None round-trip exactly (the codec is
 :mod:`blackbox.store.tree`; the code fingerprint, :mod:`blackbox.store.fingerprint`).
 """
@@ -24,8 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import re
 import shutil
 import stat
 import time
@@ -40,25 +43,34 @@ from .._validate import check_state_layout
 from ..driver.loop import Callback, Result, Run
 from ..driver.record import RECORD_FIELDS, Record, RecordLog
 from ..driver.stop import StopCondition
-from ..errors import CheckpointError, ConfigError
+from ..errors import CheckpointError, CheckpointVersionError, ConfigError
 from ..files import atomic_folder, describe_os_error, load_npz, npz_bytes, to_plain, write_synced
 from .fingerprint import code_changes, code_fingerprint, source_closure
+from .integrity import (
+    CHECKPOINT_NAME,
+    CHECKSUM_KEY,
+    TEMPORARY,
+    checksum_holds,
+    is_ours,
+    is_v010,
+    seal_state_json,
+    set_aside,
+)
 from .tree import decode_tree, encode_tree
 
 __all__ = [
     "Checkpoint", "Checkpointer", "save_checkpoint", "load_checkpoint", "latest_checkpoint",
     "list_checkpoints", "best_checkpoint", "prune_checkpoints", "restore_run", "encode_tree",
     "decode_tree", "code_fingerprint", "code_changes", "source_closure", "FORMAT", "FORMAT_VERSION",
+    "seal_state_json", "set_aside", "is_ours",
 ]
 
 FORMAT = "blackbox-checkpoint"
 FORMAT_VERSION = 1
 CHECKPOINTS = "checkpoints"
-_NAME = re.compile(r"^gen-(\d+)$")
+_NAME = CHECKPOINT_NAME
 #: A state.json larger than this is refused unread (real ones are kilobytes: arrays live in arrays.npz).
 MAX_STATE_JSON_BYTES = 64 * 2**20
-
-
 # -- records -------------------------------------------------------------------------------------
 def records_to_arrays(records: Sequence[Record]) -> dict[str, np.ndarray]:
     log = records if isinstance(records, RecordLog) else RecordLog(records)
@@ -111,6 +123,7 @@ def save_checkpoint(
         arrays["records/" + key] = value
     payload = npz_bytes(arrays)
     meta = {
+        CHECKSUM_KEY: "0" * 64,
         "format": FORMAT, "format_version": FORMAT_VERSION, "generation": generation,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "score": encode_tree(_score(run.records), {}),
         "stop_reason": stop_reason,
@@ -119,8 +132,11 @@ def save_checkpoint(
         "config": encode_tree(to_plain(config or {}), {}),
         "state": tree,
     }
-    text = json.dumps(meta, indent=1, allow_nan=False)
+    text = seal_state_json(json.dumps(meta, indent=1, allow_nan=False))
     final = directory / checkpoint_name(generation)
+    if final.exists() and not is_ours(final):  # it would be replaced, with what else it holds
+        raise CheckpointError(f"cannot write checkpoint {final.name}: {final} exists and holds files blackbox "
+                              f"did not write; move them away")
     try:
         _write_folder(final, payload, text)
     except OSError as exc:
@@ -135,12 +151,12 @@ def save_checkpoint(
     return final
 
 
-def _write_folder(final: Path, payload: bytes, text: str) -> None:
+def _write_folder(final: Path, payload: bytes, text: bytes) -> None:
     """Write the checkpoint folder ``final`` (arrays.npz, then state.json) atomically."""
 
     def fill(folder: Path) -> None:
         write_synced(folder / "arrays.npz", payload)
-        write_synced(folder / "state.json", text.encode("utf-8"))
+        write_synced(folder / "state.json", text)
 
     atomic_folder(final, fill)
 
@@ -185,20 +201,23 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
             raise CheckpointError(f"checkpoint {path}: {needed.name} is not a regular file")
     if meta_path.stat().st_size > MAX_STATE_JSON_BYTES:
         raise CheckpointError(f"checkpoint {path}: state.json is larger than {MAX_STATE_JSON_BYTES} bytes")
+    raw = meta_path.read_bytes()
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
+        meta = json.loads(raw.decode("utf-8"))
     except RecursionError:
         raise CheckpointError(f"checkpoint {path}: state.json is nested too deeply to be a checkpoint") from None
+    except ValueError as exc:  # bad UTF-8 or JSON, or an integer of thousands of digits
+        raise CheckpointError(f"checkpoint {path}: state.json is truncated or corrupt ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path}: state.json is not a blackbox checkpoint")
-    version = meta.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
-        raise CheckpointError(
-            f"checkpoint {path} has format version {version!r}; this blackbox reads "
-            f"versions up to {FORMAT_VERSION}: upgrade blackbox to resume it"
-        )
+    intact = checksum_holds(raw, meta)
+    _check_version(path, meta, intact)
+    if intact is None and not is_v010(raw):
+        raise CheckpointError(f"checkpoint {path}: state.json is corrupt (it has no {CHECKSUM_KEY}, and only "
+                              f"the checkpoints of blackbox 0.1.0 have none)")
+    if intact is False:
+        raise CheckpointError(f"checkpoint {path}: state.json is corrupt (its sha256 differs from the "
+                              f"{CHECKSUM_KEY} it records)")
     expected = meta.get("arrays", {})
     if not isinstance(expected, dict):
         raise CheckpointError(f"checkpoint {path} is corrupt: its arrays entry is not a table")
@@ -217,10 +236,12 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     try:
         state = decode_tree(meta["state"], arrays)
         records = arrays_to_records({k[len("records/"):]: v for k, v in arrays.items() if k.startswith("records/")})
-        generation = int(meta["generation"])
+        generation = meta["generation"]
         config = decode_tree(meta.get("config", {}), {})
         if not isinstance(state, dict) or not isinstance(config, dict):
             raise TypeError("its state and config must be tables")
+        _check_generation(path, generation, state)
+        _check_last_record(state, records)
     except CheckpointError as exc:
         raise CheckpointError(f"checkpoint {path}: {exc}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
@@ -233,6 +254,54 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
         score=_decode_score(meta.get("score")), created=str(meta.get("created", "")),
     )
+
+
+def _check_version(path: Path, meta: dict[str, Any], intact: bool | None) -> None:
+    """Refuse a format version that is not one (corrupt) or that is newer (not corrupt: upgrade)."""
+    version = meta.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointError(f"checkpoint {path} has format version {version!r}, which no blackbox writes: "
+                              f"it is corrupt")
+    if version <= FORMAT_VERSION:
+        return
+    said = f"checkpoint {path} has format version {version}; this blackbox reads versions up to {FORMAT_VERSION}"
+    if intact is False:  # every format computes the checksum the same way: the version may be a flipped bit
+        raise CheckpointError(f"{said}, but its {CHECKSUM_KEY} does not match its bytes: it is corrupt, not newer")
+    code = meta.get("code")
+    writer = code.get("blackbox") if isinstance(code, dict) else None
+    target = (f"blackbox {writer} (which wrote it)" if isinstance(writer, str) and 0 < len(writer) <= 40
+              else f"a blackbox that reads format version {version}")
+    raise CheckpointVersionError(f"{said}: upgrade {target} to resume this run")
+
+
+def _check_generation(path: Path, generation: Any, state: dict[str, Any]) -> int:
+    """The generation state.json names: an integer >= 0, the strategy's own, and the folder's."""
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+        raise ValueError(f"generation must be an integer >= 0, got {generation!r}")
+    strategy = state.get("strategy")
+    own = strategy.get("generation") if isinstance(strategy, dict) else None
+    if own is not None and own != generation:
+        raise ValueError(f"state.json names generation {generation} but holds the strategy of generation {own!r}")
+    match = _NAME.match(path.name)
+    if match and int(match.group(1)) != generation:
+        raise ValueError(f"the folder {path.name} holds generation {generation}")
+    return generation
+
+
+def _check_last_record(state: dict[str, Any], records: RecordLog) -> None:
+    """The strategy's generation, sigma and update norm are those of the last record, which was taken
+    right after the same update (a second copy in arrays.npz: it catches a flipped digit in a
+    checkpoint of 0.1.0, whose state.json has no checksum)."""
+    strategy = state.get("strategy")
+    if not records or not isinstance(strategy, dict):
+        return
+    last = records[-1]
+    for key in ("generation", "sigma", "update_norm"):
+        mine, recorded = strategy.get(key), getattr(last, key)
+        if mine is None or recorded is None or isinstance(mine, (dict, list, str)):
+            continue
+        if not (mine == recorded or (mine != mine and recorded != recorded)):  # NaN equals NaN here
+            raise ValueError(f"the strategy's {key} {mine!r} is not its last record's {recorded!r}")
 
 
 def list_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:
@@ -253,27 +322,30 @@ def latest_checkpoint(
 ) -> Checkpoint:
     """The newest checkpoint that loads; a bad one is reported through ``warn`` and skipped.
 
-    With ``set_aside`` a bad checkpoint is renamed ``corrupt-gen-NNNNNN`` so that the continued
-    run can write that generation again.
+    With ``set_aside`` a bad checkpoint is renamed ``corrupt-gen-NNNNNN`` (see :func:`set_aside`) so
+    that the continued run can write that generation again. A checkpoint of a newer format stops the
+    search (:class:`CheckpointVersionError`): it is not bad, and nothing is set aside.
     """
     directory = Path(directory)
     problems = []
     for _, path in reversed(list_checkpoints(directory)):
         try:
             return load_checkpoint(path)
+        except CheckpointVersionError:
+            raise
         except CheckpointError as exc:
             note = f"{exc}; using the previous checkpoint"
             if set_aside:
-                target = directory / f"corrupt-{path.name}"
-                shutil.rmtree(target, ignore_errors=True)
-                os.replace(path, target)
-                note += f" (the bad one is kept as {target.name})"
+                note += f" (the bad one is kept as {_set_aside(path).name})"
             problems.append(str(exc))
             if warn:
                 warn(note)
     if problems:
         raise CheckpointError(f"no usable checkpoint in {directory}: " + "; ".join(problems))
     raise CheckpointError(f"no checkpoint in {directory}")
+
+
+_set_aside = set_aside
 
 
 def _decode_score(value: Any) -> float:
@@ -311,7 +383,7 @@ def prune_checkpoints(directory: str | Path, keep: int) -> list[Path]:
         kept.add(best)
     removed = []
     for _, path in found:
-        if path not in kept:
+        if path not in kept and is_ours(path):  # a folder holding other files is left alone
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -322,7 +394,7 @@ def clean_temporary(directory: str | Path) -> None:
     directory = Path(directory)
     if directory.is_dir():
         for entry in directory.iterdir():
-            if entry.name.startswith(".gen-") and entry.name.endswith((".tmp", ".old")):
+            if TEMPORARY.match(entry.name) and is_ours(entry):
                 shutil.rmtree(entry, ignore_errors=True)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validate import check_float, check_int, check_stdev
 from ..core.population import Population
+from ..core.state import NONNEGATIVE
 from ..errors import ConfigError
 from ._gaussian import NoiseTableStrategy, root_mean_square
 from .param_groups import SamplingParams
@@ -71,6 +72,8 @@ class CEM(NoiseTableStrategy):
 
     min_popsize = 2  # a standard deviation is fitted to at least two elites
     state_fields = ("stdev",)
+    state_bounds = {"stdev": NONNEGATIVE}  # >= sigma_min, which may be 0
+    sigma_is_param = False  # sigma summarizes stdev
     params: Params
 
     def _setup(self) -> None:

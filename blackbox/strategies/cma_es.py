@@ -22,11 +22,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .._validate import check_float, check_int
 from ..core.population import Population
+from ..core.state import NONNEGATIVE, POSITIVE
 from ..core.strategy import Strategy
 from ..errors import ConfigError
 from ._gaussian import default_nes_popsize
@@ -122,6 +124,8 @@ class CMAFamilyParams(SamplingParams):
     sigma: float = 0.1
     #: Parents recombined into the mean (None: ``popsize // 2``; at most that).
     mu: int | None = None
+    #: sigma adapts by multiplying and may underflow to 0 in a long convergence.
+    may_vanish: ClassVar[tuple[str, ...]] = ("sigma",)
 
     def __post_init__(self) -> None:
         self._check("sigma", check_float, positive=True)
@@ -153,6 +157,7 @@ class CMAES(Strategy):
     min_popsize = 2  # mu = popsize // 2 parents, at least one
     default_popsize = staticmethod(default_nes_popsize)
     state_fields = ("C", "B", "D", "p_sigma", "p_c", "eigen_generation")
+    state_bounds = {"D": POSITIVE, "eigen_generation": NONNEGATIVE}  # D >= 1e-150 (see _decompose)
     params: Params
 
     def _setup(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from .._validate import check_choice, check_nonnegative
-from ..core.state import load_fields, save_fields
+from ..core.state import NONNEGATIVE, check_fields, load_fields, save_fields
 from ..errors import ConfigError, StateError, UnknownNameError, did_you_mean
 from ..registry.spec import format_spec, parse_spec
 
@@ -51,6 +51,9 @@ class Optimizer(ABC):
     name: ClassVar[str] = ""
     #: The attributes ``state_dict()`` saves (:mod:`blackbox.core.state`).
     state_fields: ClassVar[tuple[str, ...]] = ("t",)
+    #: Their bounds beyond "finite": the step count is never negative (Adam's bias correction
+    #: divides by ``1 - beta1**t``, which a step count of -1 makes 0).
+    state_bounds: ClassVar[dict[str, str]] = {"t": NONNEGATIVE}
     #: Steps taken since bind().
     t: int
 
@@ -76,7 +79,14 @@ class Optimizer(ABC):
         return save_fields(self, self.state_fields)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        load_fields(self, self.state_fields, state, path="state_dict/optimizer")
+        self.check_state_dict(state)
+        load_fields(self, self.state_fields, state, path="state_dict/optimizer", bounds=self.state_bounds)
+
+    def check_state_dict(self, state: Any, path: str = "state_dict/optimizer") -> None:
+        """Refuse a state this optimizer could not have had (ConfigError naming the key), changing nothing."""
+        if not isinstance(state, dict):
+            raise ConfigError(f"{path} must be a table, got {type(state).__name__}")
+        check_fields(self, self.state_fields, state, path=path, bounds=self.state_bounds)
 
     def __str__(self) -> str:
         return self.spec
@@ -167,6 +177,7 @@ class Adam(Rule):
 
     name: ClassVar[str] = "adam"
     state_fields: ClassVar[tuple[str, ...]] = ("t", "m", "v")
+    state_bounds: ClassVar[dict[str, str]] = {"t": NONNEGATIVE, "v": NONNEGATIVE}  # v averages squares
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
@@ -281,6 +292,9 @@ class WeightDecay(Optimizer):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state)
+
+    def check_state_dict(self, state: Any, path: str = "state_dict/optimizer") -> None:
+        self.optimizer.check_state_dict(state, path)
 
 
 #: The update rules by spec name.

@@ -56,6 +56,13 @@ class SigmaScheduleOptions(SamplingParams):
     def sigma_schedule(self) -> SigmaSchedule:
         return SigmaSchedule(self.sigma_decay, self.sigma_min)
 
+    def check_evolved(self, name: str, value: Any) -> None:
+        """A decaying sigma without a floor may underflow to 0; otherwise the field's own checks
+        (> 0, and >= sigma_min: the schedule never goes below its floor)."""
+        if name == "sigma" and value == 0 and self.sigma_decay < 1 and self.sigma_min == 0:
+            return
+        super().check_evolved(name, value)
+
 
 #: Options of the optimizers that strategies take flat, beside ``optimizer`` (``pgpe:optimizer=adam,
 #: beta1=0.8``), with the defaults that 0.1.0 wrote into every run config whether the optimizer

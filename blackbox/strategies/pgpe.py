@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
+from ..core.state import POSITIVE
 from ..errors import ConfigError
 from ._gaussian import NoiseTableStrategy, check_mirrored_popsize, root_mean_square, sample_rows
 from .optim import Optimizer
@@ -89,6 +90,8 @@ class PGPE(NoiseTableStrategy):
 
     min_popsize = 2  # a gradient estimate needs two rows (a symmetric pair)
     state_fields = ("stdev", "optimizer")
+    state_bounds = {"stdev": POSITIVE}  # >= max(sigma_min, 1e-12)
+    sigma_is_param = False  # sigma summarizes stdev
     params: Params
     optimizer: Optimizer
 

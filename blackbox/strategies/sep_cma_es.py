@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..core.population import Population
+from ..core.state import POSITIVE
 from ._gaussian import NoiseTableStrategy, default_nes_popsize
 from .cma_es import CMAFamilyParams, check_mu, cma_parameters
 from .shaping import rank_weights
@@ -38,6 +39,7 @@ class SepCMAES(NoiseTableStrategy):
     min_popsize = 2  # mu = popsize // 2 parents, at least one
     default_popsize = staticmethod(default_nes_popsize)
     state_fields = ("c", "p_sigma", "p_c")
+    state_bounds = {"c": POSITIVE}  # c >= 1e-300 after every update
     params: CMAFamilyParams
 
     def _setup(self) -> None:

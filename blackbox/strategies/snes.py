@@ -27,6 +27,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
+from ..core.state import NONNEGATIVE
 from ._gaussian import NoiseTableStrategy, default_nes_popsize, normalized_utilities, root_mean_square
 from .param_groups import SamplingParams
 from .shaping import SHAPINGS
@@ -64,6 +65,8 @@ class SNES(NoiseTableStrategy):
     min_popsize = 2  # utilities rank at least two rows
     default_popsize = staticmethod(default_nes_popsize)
     state_fields = ("stdev",)
+    state_bounds = {"stdev": NONNEGATIVE}  # multiplied each generation: may underflow to 0
+    sigma_is_param = False  # sigma summarizes stdev
     params: Params
 
     def _setup(self) -> None:

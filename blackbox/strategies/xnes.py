@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -64,6 +65,8 @@ class XNES(Strategy):
         cov_lr: float | None = None
         #: Utilities: ``nes`` (rank-based, as in the paper) or another shaping, normalized.
         shaping: str = "nes"
+        #: sigma adapts by multiplying and may underflow to 0 in a long convergence.
+        may_vanish: ClassVar[tuple[str, ...]] = ("sigma",)
 
         def __post_init__(self) -> None:
             self._check("sigma", check_float, positive=True)

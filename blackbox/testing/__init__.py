@@ -34,9 +34,10 @@ declarations surface. An unknown check name in a declaration is an error.
 The checks (``checks_of(kind)`` lists them with their descriptions):
 
 - strategy: ``check_protocol``, ``check_ask_shape_and_dtype``, ``check_generation_counter``,
-  ``check_tell_leaves_inputs_alone``, ``check_seed_determinism``, ``check_state_dict_plain_data``,
-  ``check_state_dict_round_trip``, ``check_state_dict_between_ask_and_tell``, ``check_pickle``,
-  ``check_nan_fitness``, ``check_constant_fitness``, ``check_tell_wrong_length``,
+  ``check_tell_leaves_inputs_alone``, ``check_tell_keeps_the_old_center``, ``check_seed_determinism``,
+  ``check_state_dict_plain_data``, ``check_state_dict_round_trip``,
+  ``check_state_dict_between_ask_and_tell``, ``check_pickle``, ``check_nan_fitness``,
+  ``check_nan_row_never_the_center``, ``check_constant_fitness``, ``check_tell_wrong_length``,
   ``check_call_order``, ``check_converges_on_quadratic`` (the loss on ``-|x - x*|^2`` from
   ``x* + 1`` must drop 100-fold within 1000 generations and 200,000 evaluations);
 - problem: ``check_protocol``, ``check_initial_params``, ``check_evaluate_shapes``,

@@ -136,11 +136,13 @@ def check_protocol(subject: Subject) -> None:
     if not same(center, x0):
         raise fail(f"before the first tell(), center must be x0 ({describe_difference(x0, center)})")
     step(strategy)
-    stop_reason = getattr(strategy, "stop_reason", None)
-    if stop_reason is not None:
-        reason = stop_reason() if callable(stop_reason) else stop_reason
-        if reason is not None and not isinstance(reason, str):
-            raise fail(f"strategy.stop_reason() must return None or a string, got {reason!r}")
+    stop_reason = getattr(strategy, "stop_reason", None)  # optimize() calls it after every generation
+    if not callable(stop_reason):
+        raise fail(f"strategy.stop_reason must be a method returning None or a reason (Strategy's returns None), "
+                   f"got {stop_reason!r}")
+    reason = stop_reason()
+    if reason is not None and not isinstance(reason, str):
+        raise fail(f"strategy.stop_reason() must return None or a string, got {reason!r}")
 
 
 @check
@@ -215,6 +217,20 @@ def check_tell_leaves_inputs_alone(subject: Subject) -> None:
         return  # read-only: fine
     if same(np.asarray(strategy.center), np.full_like(kept, 123.0)):
         raise fail("writing into strategy.center changed the strategy; return a copy or a read-only view")
+
+
+@check
+def check_tell_keeps_the_old_center(subject: Subject) -> None:
+    """tell() gives the center a new array: a center read before tell() keeps its values."""
+    strategy = make(subject)
+    for generation in range(3):
+        before = strategy.center
+        kept = np.array(before, dtype=np.float64, copy=True)
+        step(strategy)
+        if not same(np.asarray(before, dtype=np.float64), kept):
+            raise fail(f"tell() in generation {generation + 1} wrote the new center into the old center array "
+                       f"({describe_difference(kept, np.asarray(before))}): a center read before tell(), or a "
+                       f"population built on it, changed; assign a new array (self._center = ...) instead")
 
 
 # -- reproducibility --------------------------------------------------------------------------------
@@ -346,6 +362,27 @@ def check_nan_fitness(subject: Subject) -> None:
         raise fail("NaN fitness made the next population non-finite")
     if not np.all(np.isfinite(np.asarray(strategy.sigma, dtype=np.float64))):
         raise fail(f"NaN fitness made sigma non-finite: {strategy.sigma!r}")
+
+
+@check
+def check_nan_row_never_the_center(subject: Subject) -> None:
+    """A row whose fitness is NaN never becomes the center, even the row that would have been the best."""
+    strategy = make(subject)
+    for generation in range(5):
+        previous = np.array(strategy.center, dtype=np.float64, copy=True)
+        population = strategy.ask()
+        x = population.params.copy()
+        f = fitness_of(x)
+        nan_rows = np.argsort(-f, kind="stable")[: max(1, len(f) // 4)]  # the best quarter
+        f[nan_rows] = np.nan
+        strategy.tell(f)
+        center = np.asarray(strategy.center, dtype=np.float64)
+        if same(center, previous):
+            continue
+        for row in nan_rows:
+            if same(center, x[row]):
+                raise fail(f"after generation {generation + 1} the center is row {int(row)}, whose fitness was NaN; "
+                           f"NaN ranks worst (np.argmax and max() pick NaN: use np.nan_to_num(f, nan=-np.inf) first)")
 
 
 @check

@@ -51,7 +51,7 @@ def test_overhead_skips_a_missing_peer_with_the_reason(bench, monkeypatch):
 
 def test_bbob_quality_runs_ours_and_pycma_on_equal_budgets(bench):
     import_or_skip("bench", "cocoex")
-    import_or_skip("test", "cma")
+    import_or_skip("blackbox-cma", "cma")
     bbob = bench("bbob_quality")
     results = bbob.measure([2], [1, 8], 2, 30, libraries=["blackbox", "pycma"], ours=("openai-es", "cma-es"),
                            log=lambda _: None)

@@ -70,6 +70,29 @@ def test_list_json(capsys):
     assert names["openai-es"]["distribution"] == "blackbox-es" and names["openai-es"]["status"] == "ok"
 
 
+def test_list_at_80_columns_wraps_words_whole_and_shows_no_markup(capsys, monkeypatch):
+    from blackbox.cli.list import plain_text
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["list"]) == 0
+    table = capsys.readouterr().out
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    lines = [line.rstrip() for line in table.splitlines()]
+    assert all(len(line) <= 80 for line in lines) and "`" not in table and ":class:" not in table
+    assert [line for line in lines if line in ("strategies", "problems", "executors")] == [
+        "strategies", "problems", "executors"]
+    words = table.split()
+    for row in rows:
+        assert row["name"] in words and f"{row['distribution']}" in words
+        description = plain_text(row["description"]).split()
+        start = words.index(description[0], words.index(row["name"]))
+        assert words[start:start + len(description)] == description  # every word whole, in order
+    quadratic = next(r for r in rows if r["name"] == "quadratic")
+    assert quadratic["description"].startswith("``-sum((x - solution)^2)``")  # the JSON keeps the docstring
+    assert plain_text(":class:`~blackbox.core.problem.Problem` and ``x`` or `y`") == "Problem and x or y"
+
+
 def test_console_script_runs(tmp_path):
     done = subprocess.run([sys.executable, "-m", "blackbox", "run", "--generations", "3", "--quiet",
                            "--out", str(tmp_path / "r")], capture_output=True, text=True)

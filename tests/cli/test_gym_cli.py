@@ -43,7 +43,8 @@ def test_user_settings_override_the_preset(tmp_path, capsys):
 def test_problem_state_is_saved_and_play_uses_it(tmp_path, capsys):
     out = tmp_path / "pendulum"
     assert main(["run", "--problem", "gym:Pendulum-v1,obs_norm=true,obs_norm_prob=1.0,max_episode_steps=30",
-                 "--set", "popsize=4", "--generations", "2", "--out", str(out), "--quiet"]) == 0
+                 "--no-preset", "--set", "popsize=4", "--generations", "2", "--out", str(out),
+                 "--quiet"]) == 0
     solution = load_npz(out / "solution.npz")
     assert solution["problem/obs_count"] == 2 * 5 * 30
     capsys.readouterr()
@@ -75,6 +76,28 @@ def test_play_records_a_gif_from_a_checkpoint_file(tmp_path, capsys):
         assert image.size == (600, 400) and image.n_frames >= 2
 
 
+def test_play_renders_only_the_frames_kept_into_the_run_directory(tmp_path, capsys, monkeypatch):
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+    from PIL import Image
+
+    out = tmp_path / "cp"
+    assert main(["run", "--problem", "gym:CartPole-v1,max_episode_steps=60", "--set", "popsize=4",
+                 "--generations", "1", "--out", str(out), "--quiet"]) == 0
+    rendered = []
+    render = CartPoleEnv.render
+    monkeypatch.setattr(CartPoleEnv, "render", lambda env: rendered.append(1) or render(env))
+    capsys.readouterr()
+    assert main(["play", str(out), "--episodes", "1", "--gif", "--every", "4"]) == 0
+    printed = capsys.readouterr()
+    gif = out / "play-seed0.gif"  # no path given: into the run directory, not where the command ran
+    steps = int(re.search(r"recorded episode 0 \(return \S+, (\d+) steps\) to (\S+)", printed.out).group(1))
+    assert f"recorded episode 0 (return {steps:g}, {steps} steps) to {gif}" in printed.out
+    assert printed.err.startswith("playing 1 episode of CartPole-v1 ...\n")
+    assert len(rendered) == 1 + steps // 4  # the reset frame, then one every 4 steps: nothing rendered in vain
+    with Image.open(gif) as image:
+        assert image.n_frames == len(rendered)
+
+
 def test_play_errors(tmp_path, capsys):
     assert main(["play", str(tmp_path)]) == 2
     assert "is not a run directory of `blackbox run` (no config.toml)" in capsys.readouterr().err
@@ -102,7 +125,7 @@ def readme_main_job() -> str:
 
 def test_readme_main_job_trains_and_solves_cartpole(tmp_path):
     command = shlex.split(readme_main_job())
-    assert command[0] == ".venv/bin/blackbox" and command[1] == "run"
+    assert command[0] == "blackbox" and command[1] == "run"  # in the environment the line activates
     assert "--problem" in command and "gym:CartPole-v1" in command
     out = command.index("--out")
     command[out + 1] = str(tmp_path / "cartpole")
@@ -112,3 +135,50 @@ def test_readme_main_job_trains_and_solves_cartpole(tmp_path):
     result = json.loads((tmp_path / "cartpole" / "result.json").read_text())
     assert result["goal_check"]["solved"] is True
     assert "run saved in" in done.stdout
+
+
+# -- presets that choose their strategy --------------------------------------------------------
+
+def test_a_preset_picks_its_strategy_when_none_is_named(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    out = tmp_path / "hopper"
+    assert main(["run", "--problem", "gym:Hopper-v5", "--generations", "1", "--out", str(out), "--quiet"]) == 0
+    config = (out / "config.toml").read_text()
+    assert 'name = "ars"' in config and "popsize = 16" in config and "top = 4" in config
+    assert 'policy = "linear"' in config and "reward_shift = -1.0" in config and "goal = 3000.0" in config
+    named = tmp_path / "named"
+    assert main(["run", "--problem", "gym:Hopper-v5", "--strategy", "openai-es", "--generations", "1",
+                 "--out", str(named), "--quiet"]) == 0
+    config = (named / "config.toml").read_text()
+    assert 'name = "openai-es"' in config and "weight_decay = 0.005" in config and "reward_shift = 0.0" in config
+    options = tmp_path / "options"
+    assert main(["run", "--problem", "gym:Hopper-v5", "--set", "popsize=8", "--generations", "1",
+                 "--out", str(options), "--quiet"]) == 0
+    assert 'name = "ars"' in (options / "config.toml").read_text()
+    assert "popsize = 8" in (options / "config.toml").read_text()
+
+
+def test_an_option_the_chosen_strategy_lacks_says_which_strategy_the_preset_chose(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    assert main(["run", "--problem", "gym:Hopper-v5", "--set", "weight_decay=0", "--generations", "1",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.startswith(
+        "blackbox run: error: --set weight_decay: unknown key 'weight_decay' in [strategy]: strategy 'ars' has no "
+        "option 'weight_decay'. Did you mean 'sigma_decay'?")
+    assert main(["run", "--problem", "gym:Hopper-v5", "--set", "weight_decay=0", "--generations", "1",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        "(the preset of gym:Hopper-v5 runs strategy 'ars' when none is named; name one with --strategy, "
+        "e.g. --strategy openai-es)")
+
+
+def test_a_task_without_a_preset_says_so(tmp_path, capsys):
+    assert main(["run", "--problem", "gym:MountainCar-v0", "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        "a target or goal alone may never be reached (gym:MountainCar-v0 has no preset to give one)")
+    assert main(["run", "--problem", "gym:MountainCar-v0,max_episode_steps=20", "--set", "popsize=4",
+                 "--generations", "1", "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    assert "note: gym:MountainCar-v0 has no preset (tuned tasks: ALE/Pong-v5, Acrobot-v1," in err
+    assert "this run uses openai-es with popsize=4, sigma=0.02, sigma_decay=1.0," in err
+    assert "noise_seed=0 and the problem's defaults\n" in err

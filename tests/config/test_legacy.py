@@ -49,3 +49,15 @@ def test_a_010_run_config_builds_without_a_warning_and_matches_its_checkpoint(ru
     assert "beta1" not in resolved.strategy.options or strategy.params.optimizer == "adam"
     checkpoint = load_checkpoint(RUNS / run / "checkpoints" / "gen-000002")
     assert breaking_changes(checkpoint.config, resolved) == []
+
+
+def test_an_option_added_since_a_config_was_written_is_no_breaking_change_at_its_default():
+    pytest.importorskip("gymnasium")
+    from blackbox.config.run import run_config
+
+    new = run_config("openai-es:popsize=4", "gym:CartPole-v1", stop={"generations": 1})
+    old = new.to_dict()
+    del old["problem"]["reward_shift"], old["problem"]["shared_seed"]
+    assert breaking_changes(old, new) == []
+    shifted = run_config("openai-es:popsize=4", "gym:CartPole-v1,reward_shift=-1", stop={"generations": 1})
+    assert breaking_changes(old, shifted) == ["problem.reward_shift: (unset) -> -1"]

@@ -1,6 +1,7 @@
 import pickle
 
 import numpy as np
+import pytest
 
 import blackbox as bb
 from blackbox.core.noise import NoiseTable
@@ -62,3 +63,52 @@ def test_noise_weighted_sum_combines_mirrored_pairs():
     w = np.array([0.5, -0.25, 0.1, 0.3, -0.2, 0.0])
     expected = sum(w[i] * pop.signs[i] * es.table.slice(pop.offsets[i], 30).astype(np.float64) for i in range(6))
     np.testing.assert_allclose(pop.noise_weighted_sum(w), expected, rtol=1e-6, atol=1e-6)
+
+
+# -- the dense population in the dtype asked for, whole or in blocks ----------------------------
+
+def _populations():
+    x0 = np.linspace(-3.0, 3.0, 40)
+    for name, options in (("openai-es", {"sigma": 0.3}), ("snes", {}), ("ga", {}), ("cma-es", {})):
+        es = bb.make_strategy(name, dim=40, popsize=10, seed=2, x0=x0, **options)
+        es.ask()
+        es.tell(np.random.default_rng(0).standard_normal(10))  # a moved center (GA: parents and elites)
+        yield name, es.ask()
+
+
+def test_float32_rows_are_built_in_float32_within_a_rounding_of_the_float64_ones():
+    for name, pop in _populations():
+        d32 = pop.dense(np.float32)
+        assert d32.dtype == np.float32 and d32.shape == (10, 40), name
+        expected = pop.params.astype(np.float32)
+        ulp = np.spacing(np.float32(np.abs(pop.params).max()))  # three float32 roundings at most
+        assert np.abs(d32 - expected).max() <= 3 * ulp, name
+        if not pop.is_compact:  # a dense population: its float64 rows cast
+            np.testing.assert_array_equal(d32, expected)
+    assert pop.dense() is pop.params and pop.dense("float64") is pop.params
+
+
+def test_blocks_cover_the_rows_in_order_in_one_reused_buffer():
+    for name, pop in _populations():
+        seen, buffers = [], set()
+        for where, block in pop.blocks(rows=4, dtype=np.float32):
+            assert block.shape == (where.stop - where.start, 40) and block.dtype == np.float32
+            buffers.add(block.base is None and id(block) or id(block.base))
+            seen.append((where, block.copy()))
+        assert [(w.start, w.stop) for w, _ in seen] == [(0, 4), (4, 8), (8, 10)], name
+        np.testing.assert_array_equal(np.concatenate([b for _, b in seen]), pop.dense(np.float32))
+        assert len(buffers) == 1, name
+        float64 = np.concatenate([b for _, b in pop.blocks(rows=3)])
+        np.testing.assert_array_equal(float64, pop.params)  # bit for bit
+
+
+def test_dense_and_blocks_refuse_what_they_cannot_give():
+    pop = bb.make_strategy("openai-es", dim=5, popsize=4, seed=0).ask()
+    with pytest.raises(bb.ConfigError) as info:
+        pop.dense(np.float16)
+    assert str(info.value) == ("dtype must be float32 or float64 (the noise is float32), "
+                               "got <class 'numpy.float16'>")
+    for rows in (0, 2.5, True):
+        with pytest.raises(bb.ConfigError) as info:
+            next(pop.blocks(rows=rows))
+        assert str(info.value) == f"rows must be a positive integer (rows per block), got {rows!r}"

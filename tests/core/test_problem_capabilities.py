@@ -9,8 +9,8 @@ import pytest
 import blackbox as bb
 from blackbox.config.run import empty_preset, problem_preset
 from blackbox.core.problem import Playable, Recommends, Scorable
-from blackbox.registry.plugins import problems
 from blackbox.registry.component import Component
+from blackbox.registry.plugins import problems
 from blackbox.stop import ConfirmGoal
 
 

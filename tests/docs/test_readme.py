@@ -1,4 +1,4 @@
-"""The README's promises: its test command is what CI runs, and its opening example works."""
+"""The README's promises: its test command is what CI runs, its opening example works, its links lead somewhere."""
 
 import re
 
@@ -24,23 +24,22 @@ def test_readme_opening_example_runs_and_converges():
     assert np.sum((namespace["center"] - [0.5, 0.1, -0.3]) ** 2) < 1e-3
 
 
-def test_readme_strategy_table_lists_every_builtin_with_its_file():
-    from blackbox.registry.plugins import strategies
-
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Built-in strategies"):]
-    rows = re.findall(r"^\| `([a-z-]+)` \|[^|]+\| `([a-z_]+\.py)` \|", section, flags=re.M)
-    listed = dict(rows)
-    builtins = {name for name in strategies.names() if strategies.entry(name).distribution == "blackbox-es"}
-    assert builtins <= set(listed), builtins - set(listed)
-    for name, filename in listed.items():
-        assert (ROOT / "blackbox" / "strategies" / filename).is_file(), filename
-        module = strategies.entry(name).value.split(":")[0]
-        assert module == f"blackbox.strategies.{filename[:-3]}"
-
-
 def test_ci_runs_every_test_command_of_the_readme():
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     commands = [line.strip() for block in readme_bash_blocks() for line in block.splitlines()
                 if line.startswith("python3 -m venv") and "pytest" in line]
     assert commands and all(command in ci_lines for command in commands)
+
+
+def test_readme_links_point_at_files_of_the_repository():
+    """The README is a first visit: every relative link (into docs/, RELIABILITY.md, ...) resolves."""
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", (ROOT / "README.md").read_text())
+    relative = [link for link in links if "://" not in link]
+    assert any(link.startswith("docs/") for link in relative)
+    missing = [link for link in relative if not (ROOT / link).exists()]
+    assert not missing, missing
+
+
+def test_readme_is_a_first_visit():
+    """What a first visit needs; the rest lives in the guides (docs/)."""
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 120

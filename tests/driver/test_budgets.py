@@ -76,3 +76,38 @@ def test_optimize_takes_a_component():
     assert result.generations == 2 and result.center.shape == (3,)
     with pytest.raises(bb.ConfigError, match="problem must be a Problem or a registered name, got int"):
         bb.optimize("nes", 3, max_generations=1)
+
+
+GOAL_RUN = {"strategy": "openai-es:popsize=20,sigma=0.5,lr=0.3", "problem": "sphere:dim=3", "seed": 2,
+            "max_generations": 300}
+
+
+def test_optimize_takes_the_goal_as_the_command_line_does():
+    held = bb.optimize(**GOAL_RUN, goal=-0.05, goal_generations=3)
+    same = bb.optimize(**GOAL_RUN, stop=[GoalHeld(-0.05, 3)])
+    assert held.stop_reason == same.stop_reason == "center fitness >= -0.05 for 3 generations"
+    assert held.generations == same.generations == 34
+    assert held.center.tobytes() == same.center.tobytes()
+    once = bb.optimize(**GOAL_RUN, goal=-0.05)  # goal_generations defaults to 1
+    assert (once.stop_reason, once.generations) == ("center fitness >= -0.05 for 1 generations", 32)
+
+
+def test_goal_episodes_needs_a_problem_that_scores():
+    with pytest.raises(bb.ConfigError) as info:
+        bb.optimize(**GOAL_RUN, goal=-0.05, goal_episodes=3)
+    assert str(info.value) == ("confirming a goal on fresh episodes needs a problem with score(params, episodes, "
+                               "seed); Sphere has none (drop goal_episodes)")
+
+
+@pytest.mark.parametrize("name", ["goal_generations", "goal_episodes"])
+def test_a_goal_setting_without_a_goal_is_refused(name):
+    with pytest.raises(bb.ConfigError) as info:
+        bb.optimize(**GOAL_RUN, **{name: 3})
+    assert str(info.value) == f"{name}=3 needs a goal: pass goal= (the fitness to reach) or drop {name}"
+
+
+def test_goal_generations_and_goal_episodes_together_are_refused():
+    with pytest.raises(bb.ConfigError) as info:
+        bb.optimize(**GOAL_RUN, goal=1.0, goal_generations=3, goal_episodes=20)
+    assert str(info.value) == ("give goal_generations (the center holds the goal k generations) or goal_episodes "
+                               "(confirmed on fresh episodes), not both; got goal_generations=3 and goal_episodes=20")

@@ -101,7 +101,7 @@ def test_futures_process_pools_match_serial(reference):
 
 
 def test_futures_with_a_dask_client(reference):
-    distributed = import_or_skip("test", "distributed")
+    distributed = import_or_skip("dask", "distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         executor = bb.FuturesExecutor(client.get_executor(), workers=2)
@@ -161,7 +161,7 @@ def test_loky_ships_problem_once_per_worker_and_compact_rows():
     assert stats.broadcast_reads <= workers * 5  # once per worker per generation
     rows = popsize + 1
     per_generation_tasks = stats.task_bytes / 5
-    assert per_generation_tasks < 64 * rows  # offsets, signs, parents, seeds: 32 bytes a row
+    assert per_generation_tasks < 64 * rows  # offsets, signs, parents, seed groups, seeds: 33 bytes a row
     # The center goes once (the center row points at base 0, the same vector).
     assert stats.broadcast_bytes / 5 < dim * 8 + 4096
     assert stats.broadcast_read_bytes <= workers * 5 * (dim * 8 + 64)

@@ -1,6 +1,6 @@
 """Deliberately broken strategies, problems and executors: each breaks one promise of its protocol.
 
-``tests/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
+``tests/testing/test_testing_kit.py`` runs the conformance kit on them to show that every check fails
 when it should. ``ToyES`` (dense, like CMA-ES) and the built-ins are the correct baselines.
 """
 
@@ -122,6 +122,26 @@ class Unpicklable(ToyES):
         self.schedule = lambda g: 0.97**g
 
 
+class WritesCenterInPlace(ToyES):
+    """Writes the new center into the old array: a center read before tell() changes under its reader."""
+
+    def _tell(self, population, fitness):
+        old = self._center
+        super()._tell(population, fitness)
+        old[...] = self._center
+        self._center = old
+        return None
+
+
+class NaNRowElite(ToyES):
+    """Takes the best row as its center with np.argmax, which picks a NaN (NaN compares as the largest)."""
+
+    def _tell(self, population, fitness):
+        self._center = population.params[int(np.argmax(fitness))].copy()
+        self.sigma *= 0.97
+        return None
+
+
 class NaNPoisoned(ToyES):
     def _tell(self, population, fitness):
         weights = (fitness - np.mean(fitness)) / np.std(fitness)
@@ -154,6 +174,10 @@ class WalksAway(ToyES):
         return super()._tell(population, -fitness)
 
 
+class StopReasonAttribute(ToyES):
+    stop_reason = None  # a value where optimize() calls a method
+
+
 BROKEN_STRATEGIES = {  # class: (the check that must fail, a fragment of its message)
     IgnoresX0: ("check_protocol", "center must be x0"),
     ShortPopulation: ("check_ask_shape_and_dtype", "ask() returned 11 rows"),
@@ -166,11 +190,14 @@ BROKEN_STRATEGIES = {  # class: (the check that must fail, a fragment of its mes
     KeepsLoadedArrays: ("check_state_dict_round_trip", "after a state_dict() round trip"),
     StateAfterAsk: ("check_state_dict_between_ask_and_tell", "ask() returns another population"),
     Unpicklable: ("check_pickle", "Can't pickle"),
+    WritesCenterInPlace: ("check_tell_keeps_the_old_center", "wrote the new center into the old center array"),
     NaNPoisoned: ("check_nan_fitness", "NaN fitness"),
+    NaNRowElite: ("check_nan_row_never_the_center", "whose fitness was NaN"),
     DividesBySpread: ("check_constant_fitness", "RuntimeWarning"),
     PadsFitness: ("check_tell_wrong_length", "did not raise; expected blackbox.TellError"),
     AsksTwice: ("check_call_order", "ask() twice without tell() did not raise"),
     WalksAway: ("check_converges_on_quadratic", "the check asks for <="),
+    StopReasonAttribute: ("check_protocol", "strategy.stop_reason must be a method returning None or a reason"),
 }
 
 

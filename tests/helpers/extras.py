@@ -10,8 +10,8 @@
     torch = pytest.importorskip("torch", reason=reason("torch", "torch"))  # the same, for a whole file
 
 The modules an extra provides are :data:`EXTRAS` (pyproject.toml's ``[project.optional-dependencies]``,
-by the names they are imported as); ``requires("test", "cma")`` names other modules explicitly, and
-``requires("blackbox-ray", "blackbox_ray")`` a plugin of ``plugins/``.
+by the names they are imported as); ``requires("blackbox-cma", "cma")`` names a plugin of ``plugins/``
+and the module it brings (pycma comes with the blackbox-cma plugin).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mnist": ("torch", "sklearn", "matplotlib"),
     "plot": ("matplotlib",),
     "tensorboard": ("tensorboardX",),
+    "dask": ("distributed",),
 }
 #: registered problem -> the extra it needs and the modules it imports from it (test functions: none).
 PROBLEM_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -302,3 +302,46 @@ def test_a_failing_run_does_not_stop_the_grid(tmp_path, drift, capsys):
     rows = read_results(tmp_path / "out")
     assert {r["status"] for r in rows if r["problem"] == "sphere"} == {"error"}
     assert {r["status"] for r in rows if r["problem"] == "drift"} == {"finished"}
+
+
+@pytest.mark.parametrize("flags", [[], ["--overwrite"]])
+def test_a_cell_folder_that_is_not_a_run_is_refused_whatever_the_flags(tmp_path, drift, capsys, flags):
+    """--overwrite replaces runs, never a folder that is something else (issue 16)."""
+    out = tmp_path / "out"
+    path = write(tmp_path)
+    cell = out / "runs" / "drift" / "nes-fast" / "seed-0"
+    (cell / "checkpoints").mkdir(parents=True)
+    (cell / "records.csv").write_text("my,data\n")
+    (cell / "thesis.tex").write_text("mine")
+    capsys.readouterr()
+    assert compare(path, out, *flags) == 2
+    err = capsys.readouterr().err
+    assert "1 run directory of experiment 'tiny' holds something other than a blackbox run" in err
+    assert f"{cell}: it is not a blackbox run directory (it has no config.toml)" in err
+    assert "--overwrite" not in err
+    assert sorted(p.name for p in cell.iterdir()) == ["checkpoints", "records.csv", "thesis.tex"]
+    assert (cell / "records.csv").read_text() == "my,data\n"
+
+
+def test_the_terminal_shows_each_ranking_with_its_rule_and_a_rerun_shows_no_empty_bar(tmp_path, drift, capsys,
+                                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path)
+    assert main(["compare", str(path)]) == 0
+    printed = capsys.readouterr().out
+    out = "\n".join(line.rstrip() for line in printed.splitlines()) + "\n"  # rich pads lines to the width
+    assert (tmp_path / "runs" / "experiments" / "tiny" / "summary.md").exists()  # git-ignored, not the root
+    assert "drift (drift:dim=3; target: center fitness >= -0.5)" in out
+    assert out.count("ranked by success rate, then median evaluations to target, then mean final\ncenter fitness") == 1
+    assert "sphere (sphere:dim=3)" in out and "ranked by mean final center fitness" in out
+    rows = read_results(tmp_path / "runs" / "experiments" / "tiny")
+    best_sphere = max((r for r in rows if r["problem"] == "sphere"), key=lambda r: float(r["final_center"]))
+    table = out[out.index("sphere (sphere:dim=3)"):]
+    assert table.splitlines()[4].split()[:2] == ["1", best_sphere["strategy"]]
+    assert all(len(line.rstrip()) <= 80 for line in out.splitlines())
+    assert out.endswith("results: runs/experiments/tiny/results.csv\nsummary: runs/experiments/tiny/summary.md\n"
+                        "plots: none\n")
+    assert main(["compare", str(path)]) == 0
+    again = capsys.readouterr()
+    assert again.err == "experiment tiny: all 8 runs are finished; nothing to run, the report is rebuilt from them\n"
+    assert "0/0" not in again.err and again.out == printed

@@ -75,7 +75,7 @@ def test_backprop_baseline_learns_and_counts_passes():
         result = train_backprop(problem, x0, BackpropConfig("sgd", 0.1, 32), max_steps=300, seed=0)
     finally:
         torch.set_num_threads(previous)
-    assert result.accuracies[0] == pytest.approx(problem.score(x0)["accuracy"])
+    assert result.accuracies[0] == pytest.approx(problem.split_score(x0)["accuracy"])
     assert result.best_accuracy > 0.9
     assert result.iterations[-1] == 300 and result.passes[-1] == 300 * 32
     assert all(p == i * 32 for i, p in zip(result.iterations, result.passes))

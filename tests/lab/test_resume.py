@@ -18,7 +18,7 @@ from blackbox.driver.logs import read_csv_records, read_jsonl_records
 from blackbox.driver.loop import Callback
 from blackbox.files import load_npz
 from blackbox.lab.runs import resume_run, start_run
-from blackbox.store.checkpoint import list_checkpoints
+from blackbox.store.checkpoint import list_checkpoints, seal_state_json
 from tests.helpers import subprocess_env
 from tests.helpers.extras import import_or_skip
 from tests.helpers.run_problems import registered_drift
@@ -153,7 +153,7 @@ def test_resume_warns_about_changes_that_break_exactness(tmp_path, drift, capsys
     state = run_dir / "checkpoints" / "gen-000005" / "state.json"
     meta = json.loads(state.read_text())
     meta["code"]["numpy"] = "1.0.0"
-    state.write_text(json.dumps(meta))
+    state.write_bytes(seal_state_json(json.dumps(meta)))  # as that numpy would have written it
     assert main(["resume", str(run_dir), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert ("blackbox resume: warning: the config of " in err

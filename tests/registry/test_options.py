@@ -149,7 +149,7 @@ def test_a_run_config_takes_params_fields_and_writes_them(toy, tmp_path, capsys)
 
 
 def test_unknown_option_of_a_closed_factory_lists_the_options():
-    with pytest.raises(bb.UnknownNameError) as info:
+    with pytest.raises(bb.errors.UnknownNameError) as info:
         bb.make_problem("sphere:dimm=3")
     assert str(info.value) == "problem 'sphere' has no option 'dimm'. Did you mean 'dim'? Options: dim, init_scale"
 

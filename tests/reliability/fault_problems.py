@@ -1,6 +1,6 @@
 """A problem that misbehaves on cue, for the fault-injection tests; shipped to workers by value.
 
-``Faulty`` is a stateful, seed-dependent quadratic (like ``tests/run_problems.Drift``): the driver
+``Faulty`` is a stateful, seed-dependent quadratic (like ``tests/helpers/run_problems.Drift``): the driver
 folds per-row statistics into its state each generation, every score carries seed-dependent
 noise, and every row takes a seed-dependent number of "environment steps". A resumed or retried
 run that lost or garbled any of it would score differently, so "same records, same center" is a

@@ -67,13 +67,14 @@ def npy_members(path: Path) -> dict[str, bytes]:
 
 
 def forge(path: Path, payload: bytes, meta_change=None) -> None:
-    """Replace arrays.npz and make state.json's manifest (size, sha256) agree, as an attacker would."""
+    """Replace arrays.npz and make state.json's manifest (size, sha256) and its own checksum agree, as
+    an attacker would."""
     (path / "arrays.npz").write_bytes(payload)
     meta = json.loads((path / "state.json").read_text())
     meta["arrays"].update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
     if meta_change:
         meta_change(meta)
-    (path / "state.json").write_text(json.dumps(meta))
+    (path / "state.json").write_bytes(ck.seal_state_json(json.dumps(meta)))
 
 
 def npz_bytes(arrays: dict, allow_pickle=True) -> bytes:
@@ -146,9 +147,10 @@ def test_a_fifo_instead_of_a_file_is_refused_without_blocking(checkpoint):
 
 # -- state.json ----------------------------------------------------------------------------------
 def edit_state(path: Path, change) -> None:
+    """Change state.json and seal it again (its checksum agrees), as an attacker would."""
     meta = json.loads((path / "state.json").read_text())
     change(meta)
-    (path / "state.json").write_text(json.dumps(meta))
+    (path / "state.json").write_bytes(ck.seal_state_json(json.dumps(meta)))
 
 
 TRICKS = {
@@ -216,7 +218,7 @@ def test_a_tampered_state_that_loads_is_refused_by_resume_with_a_clear_error(run
     meta = json.loads((path / "state.json").read_text())
     arrays = arrays_of(path)
     change(meta, arrays)
-    (path / "state.json").write_text(json.dumps(meta))
+    (path / "state.json").write_bytes(ck.seal_state_json(json.dumps(meta)))
     forge(path, npz_bytes(arrays))
     COUNTS["crafted"] += 1
     capsys.readouterr()

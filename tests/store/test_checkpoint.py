@@ -189,7 +189,7 @@ def test_a_pickled_array_is_refused(tmp_path):
     import hashlib
 
     meta["arrays"].update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())  # a forged manifest
-    (path / "state.json").write_text(json.dumps(meta))
+    (path / "state.json").write_bytes(ck.seal_state_json(json.dumps(meta)))  # and state.json's own checksum
     with pytest.raises(CheckpointError, match="holds pickled objects; refusing to load it"):
         ck.load_checkpoint(path)
 

@@ -248,7 +248,7 @@ class PyCMA:
 ])
 def test_evaluations_to_target_like_pycma(name, diagonal, problem, dim, sigma):
     """Same start, same sigma, default popsize: median evaluations to 1e-8 within 25% of pycma's."""
-    cma = import_or_skip("test", "cma")
+    cma = import_or_skip("blackbox-cma", "cma")
     ours, theirs = [], []
     for seed in range(5):
         p = bb.make_problem(problem, dim=dim)

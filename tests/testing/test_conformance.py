@@ -67,7 +67,7 @@ TORCH_PROBLEMS = [
     Subject("gym:CartPole-v1,vbn=true,vbn_size=16", policy=torch_vbn_mlp),
 ]
 # Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.
-# tests/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
+# tests/problems/gym/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
 SLOW_PROBLEMS = [
     Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2"),
 ]
@@ -116,4 +116,4 @@ def test_every_builtin_is_checked():
     for registry in (strategies, problems, executors):
         builtins = {e.name for e in registry.entries() if e.distribution == "blackbox-es"}
         missing = builtins - checked
-        assert not missing, f"built-in {registry.kind}(s) {sorted(missing)} not in tests/test_conformance.py"
+        assert not missing, f"built-in {registry.kind}(s) {sorted(missing)} not in tests/testing/test_conformance.py"

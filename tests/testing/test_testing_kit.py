@@ -138,6 +138,40 @@ def test_parametrize_with_checks_runs_each_check(check):
     check()
 
 
+# expected failures per target: WalksAway's declared failure must not touch the correct ToyES
+@parametrize_with_checks([WalksAway, Subject(ToyES, id="toy-es-correct")],
+                         expected_failures={"toy-es": {"check_converges_on_quadratic": "walks away by design"}})
+def test_parametrize_with_checks_per_target(check):
+    check()
+
+
+def _marks(mark):
+    return {p.id: [(m.name, m.kwargs) for m in p.marks] for p in mark.args[1]}
+
+
+def test_expected_failures_per_target():
+    marks = _marks(parametrize_with_checks(["nes", Subject(ToyES)], expected_failures={
+        "toy-es": {"check_pickle": "holds a socket"}}))
+    assert marks["toy-es-check_pickle"] == [("xfail", {"reason": "holds a socket", "strict": True})]
+    assert marks["nes-check_pickle"] == [] and marks["toy-es-check_nan_fitness"] == []
+    one = _marks(parametrize_with_checks(["nes"], expected_failures={"check_pickle": "reason"}))  # the old form
+    assert one["nes-check_pickle"] == [("xfail", {"reason": "reason", "strict": True})]
+    with pytest.raises(bb.ConfigError) as info:
+        parametrize_with_checks(["nes", "ga"], expected_failures={"check_pickle": "reason"})
+    assert str(info.value) == (
+        "expected_failures={'check_pickle': ...} names no target, so it would apply to all 2 targets, and a check "
+        "that passes for one of them fails as a strict XPASS; say which target it is for: "
+        "expected_failures={'nes': {'check_pickle': ...}}")
+    with pytest.raises(bb.errors.UnknownNameError) as info:
+        parametrize_with_checks(["nes", "ga"], expected_failures={"nes:": {"check_pickle": "reason"}})
+    assert str(info.value) == ("expected_failures names the target 'nes:', which is not one of the targets "
+                               "(nes, ga). Did you mean 'nes'?")
+    with pytest.raises(bb.ConfigError, match="mixes target ids with a check name"):
+        parametrize_with_checks(["nes", "ga"], expected_failures={"nes": {"check_pickle": "r"}, "check_pickle": "r"})
+    with pytest.raises(bb.errors.UnknownNameError, match="unknown strategy check 'check_pikle'"):
+        parametrize_with_checks(["nes", "ga"], expected_failures={"ga": {"check_pikle": "typo"}})
+
+
 def test_parametrize_ids_and_marks():
     mark = parametrize_with_checks(["nes"], expected_failures={"check_pickle": "reason"})
     params = mark.args[1]
@@ -161,7 +195,7 @@ def test_blackbox_check_command(capsys):
     from blackbox.registry.plugins import strategies
 
     assert main(["check", "ga", "--dim", "3"]) == 0
-    assert "14 of 14 checks ok" in capsys.readouterr().out
+    assert "16 of 16 checks ok" in capsys.readouterr().out
     strategies.register("walks-away", WalksAway)
     try:
         assert main(["check", "walks-away", "--only", "check_converges_on_quadratic"]) == 1

@@ -1,4 +1,5 @@
-"""The README's "Write a plugin" section, taken literally: a plugin written from its text alone is
+"""The plugin guide's strategy section (docs/plugins.md, "A strategy"; the README's "Write a plugin"
+section until 0.2.0), taken literally: a plugin written from its text alone is
 installed, shows in ``blackbox list``, runs with ``blackbox run --strategy <its name>`` and passes
 the conformance kit.
 
@@ -27,19 +28,27 @@ except ModuleNotFoundError:  # Python 3.10
 from tests.helpers import ROOT
 
 
-def readme_plugin() -> dict:
+def python_block_after(section: str, sentence: str) -> str:
+    """The first ``python`` block after the text that names a file (``in `my_es.py```)."""
+    after = section[section.index(sentence):]
+    return re.search(r"```python\n(.*?)```", after, flags=re.S).group(1)
+
+
+def guide_plugin() -> dict:
     """The section's pyproject.toml, module and test, with the file names the text gives them."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Write a plugin", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    section = text.split("## A strategy", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
     pyproject = next(code for lang, code in blocks if lang == "toml")
-    module, test = [code for lang, code in blocks if lang == "python"][:2]
     config = tomllib.loads(pyproject)
     (group, entries), = config["project"]["entry-points"].items()
     (name, target), = entries.items()
     module_file = re.search(r"in `(\w+\.py)`", section.split("```python", 1)[0].rsplit("```", 1)[-1]).group(1)
     test_file = re.search(r"in `(test_\w+\.py)`", section).group(1)
     assert target.split(":")[0] + ".py" == module_file
+    module = python_block_after(section, f"in `{module_file}`")
+    test = python_block_after(section, f"in `{test_file}`")
+    assert module == [code for lang, code in blocks if lang == "python"][0]
     return {"pyproject": pyproject, "config": config, "group": group, "name": name, "target": target,
             "module": module, "module_file": module_file, "test": test, "test_file": test_file}
 
@@ -81,8 +90,8 @@ def shows_runs_and_passes(plugin: dict, site: Path, work: Path) -> None:
     assert f"{len(checks_of('strategy'))} passed" in tests.stdout, tests.stdout
 
 
-def test_plugin_from_the_readme_installed_as_a_distribution(tmp_path):
-    plugin = readme_plugin()
+def test_plugin_from_the_guide_installed_as_a_distribution(tmp_path):
+    plugin = guide_plugin()
     src = write_sources(tmp_path / "src", plugin)
     site = tmp_path / "site"
     project = plugin["config"]["project"]
@@ -92,8 +101,8 @@ def test_plugin_from_the_readme_installed_as_a_distribution(tmp_path):
 
 
 @pytest.mark.slow
-def test_plugin_from_the_readme_installed_with_pip(tmp_path):
-    plugin = readme_plugin()
+def test_plugin_from_the_guide_installed_with_pip(tmp_path):
+    plugin = guide_plugin()
     src = write_sources(tmp_path / "src", plugin)
     site = tmp_path / "site"
     isolation = []

@@ -77,6 +77,7 @@ def train_backprop(
     net = problem.network()
     torch.nn.utils.vector_to_parameters(torch.as_tensor(np.array(x0), dtype=torch.float32), net.parameters())
     net.to(problem.device).train()
+    opt: torch.optim.Optimizer
     if config.optimizer == "adam":
         opt = torch.optim.Adam(net.parameters(), lr=config.lr)
     else:
@@ -88,7 +89,7 @@ def train_backprop(
         return torch.nn.utils.parameters_to_vector(net.parameters()).detach().cpu().double().numpy()
 
     curve = Curve(method=config.label, unit="step", pass_kind="forward+backward")
-    score = problem.score(flat())
+    score = problem.split_score(flat())
     curve.add(0, 0.0, 0, score["accuracy"], score["loss"])
     order = torch.randperm(n, generator=generator)
     cursor = step = last = 0
@@ -111,7 +112,7 @@ def train_backprop(
         _sync(problem.device)
         elapsed += time.perf_counter() - started
         last = step
-        score = problem.score(flat())
+        score = problem.split_score(flat())
         curve.add(step, elapsed, step * batch, score["accuracy"], score["loss"])
         if not math.isfinite(score["loss"]):
             reason = "diverged (non-finite test loss)"

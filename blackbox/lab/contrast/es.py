@@ -41,7 +41,7 @@ class AccuracyTracker(Callback):
         self.reason = ""
 
     def _measure(self, run: Run, generation: int, time: float, passes: int) -> None:
-        score = self.problem.score(run.strategy.center)
+        score = self.problem.split_score(run.strategy.center)
         self.curve.add(generation, time, passes, score["accuracy"], score["loss"])
         self.last = generation
         if not math.isfinite(score["loss"]):

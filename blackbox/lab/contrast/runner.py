@@ -26,7 +26,7 @@ __all__ = ["BLOG_SLOWDOWN", "BLOG_QUOTE", "ContrastReport", "run_contrast", "che
 BLOG_SLOWDOWN = 1000.0
 BLOG_QUOTE = ('OpenAI blog (2017): on MNIST, estimating the gradient with ES "can be as much as 1,000 '
               'times slower than using backpropagation"')
-_SUPERVISED = ("network", "tensors", "score", "prepare", "initial_params", "data")
+_SUPERVISED = ("network", "tensors", "split_score", "prepare", "initial_params", "data")
 
 
 @dataclass
@@ -70,7 +70,7 @@ def _warm_up(problem, x0: np.ndarray, bp: BackpropConfig) -> None:
 
     problem.prepare()
     problem.evaluate(np.stack([x0, x0]), np.zeros(2, dtype=np.int64))
-    problem.score(x0)
+    problem.split_score(x0)
     data = problem.tensors()
     net = problem.network()
     F.cross_entropy(net(data["x_train"][: bp.batch_size]), data["y_train"][: bp.batch_size]).backward()

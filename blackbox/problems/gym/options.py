@@ -12,7 +12,8 @@ obs_norm_prob=0.01``). :class:`GymParams` lists the flat keys with their default
 :meth:`GymParams.groups` maps them onto the groups, so both spellings pass the same checks:
 
 - :class:`Environment` ``(id, kwargs, max_episode_steps)``: ``env``, ``env_kwargs``, ``max_episode_steps``
-- :class:`Episodes` ``(count, batched, vectorized, slots)``: ``episodes``, ``batched``, ``vectorized``, ``slots``
+- :class:`Episodes` ``(count, batched, vectorized, slots, reward_shift, shared_seed)``: ``episodes``,
+  ``batched``, ``vectorized``, ``slots``, ``reward_shift``, ``shared_seed``
 - :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads)``:
   ``policy`` and the other names as they are
 - :class:`ObsNorm` ``(prob, clip)``, None when off: ``obs_norm`` (on or off), ``obs_norm_prob``, ``obs_clip``
@@ -27,8 +28,6 @@ Error messages name options by their flat keys, the names every spelling shares.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -40,7 +39,7 @@ from .actions import ACTION_BOUNDS
 from .policies import ACTIVATIONS
 
 __all__ = ["Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames", "VBN", "GymConfig",
-           "GymParams", "gym_config", "flat_signature", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
+           "GymParams", "gym_config", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
 
 #: Episode cap rules (``none``: no cap) and the defaults of the rules' options (:mod:`.episode_cap`).
 CAP_RULES = ("none", "mean", "adaptive")
@@ -101,13 +100,19 @@ class Environment(_Group):
 @dataclass(frozen=True)
 class Episodes(_Group):
     """``count`` episodes per evaluation (the fitness is their mean return), run side by side in
-    ``slots`` environments (``batched``), CartPole in one numpy operation (``vectorized``)."""
+    ``slots`` environments (``batched``), CartPole in one numpy operation (``vectorized``);
+    ``reward_shift`` is added to every reward of a training episode (Mania et al. 2018 remove
+    Hopper's survival bonus with -1), never to ``score``, ``play`` or the goal check;
+    ``shared_seed``: every row of a generation plays from the same starts (common random numbers)."""
 
     count: int = 1
     batched: bool = True
     vectorized: bool = True
     slots: int | None = None
-    FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "slots": "slots"}
+    reward_shift: float = 0.0
+    shared_seed: bool = False
+    FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "slots": "slots",
+            "reward_shift": "reward_shift", "shared_seed": "shared_seed"}
 
     def __post_init__(self) -> None:
         _set(self, "count", check_int("episodes", self.count, minimum=1))
@@ -115,6 +120,8 @@ class Episodes(_Group):
         _set(self, "vectorized", bool(self.vectorized))
         if self.slots is not None:
             _set(self, "slots", check_int("slots", self.slots, minimum=1))
+        _set(self, "reward_shift", check_float("reward_shift", self.reward_shift))
+        _set(self, "shared_seed", bool(self.shared_seed))
 
 
 @dataclass(frozen=True)
@@ -277,6 +284,8 @@ class GymParams:
     frame_stack: int | None = None
     device: str | None = None
     torch_threads: int | None = 1
+    reward_shift: float = 0.0
+    shared_seed: bool = False
 
     def groups(self) -> GymConfig:
         """These options in their groups, every value checked (those of a group that is off too)."""
@@ -326,18 +335,3 @@ def gym_config(given: dict[str, Any]) -> GymConfig:
                 raise ConfigError(f"{name} is given twice: as {name}= and in {key}={group!r}; give it in one place")
         flat.update(values)
     return GymParams(**flat).groups()
-
-
-def flat_signature(params: type, positional: Sequence[str] = (),
-                   extra: Sequence[inspect.Parameter] = ()) -> inspect.Signature:
-    """A call signature whose parameters are the fields of the dataclass ``params`` (annotations
-    evaluated), then ``extra``: what option checking, spec binding and the resolved config read
-    for a factory that takes its options grouped. ``positional`` fields may also be given by
-    position."""
-    hints = typing.get_type_hints(params)
-    parameters = []
-    for f in dataclasses.fields(params):
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name in positional else inspect.Parameter.KEYWORD_ONLY
-        default = f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty
-        parameters.append(inspect.Parameter(f.name, kind, default=default, annotation=hints[f.name]))
-    return inspect.Signature([*parameters, *extra])

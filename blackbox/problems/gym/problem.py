@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._validate import check_int
+from ...core.params import options_signature
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError, StateError
 from ..devices import resolve_device
@@ -64,7 +65,6 @@ from .options import (
     GymParams,
     ObsNorm,
     Policy,
-    flat_signature,
     gym_config,
 )
 from .policies import TorchPolicy, make_policy
@@ -94,11 +94,10 @@ class GymProblem(Problem):
     name = "gym"
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
-    #: What option checking, spec binding and the resolved config read: the flat keys (which the
-    #: constructor maps onto the groups), and ``frames``, the one group without a flat key of its name.
-    __signature__: ClassVar[inspect.Signature] = flat_signature(
-        GymParams, positional=("env",),
-        extra=[inspect.Parameter("frames", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Frames | None)])
+    #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and
+    #: ``frames``, the one group without a flat key of its name: set below the class, from ``Params``
+    #: and the constructor, as a strategy's is (:func:`~blackbox.core.params.options_signature`).
+    __signature__: ClassVar[inspect.Signature | None]
 
     def __init__(self, env: str | Callable[..., Any] | Environment = "CartPole-v1", *,
                  episodes: int | Episodes = 1, policy: Any = "mlp", obs_norm: bool | ObsNorm = False,
@@ -107,6 +106,8 @@ class GymProblem(Problem):
         self.config = config = gym_config({"env": env, "episodes": episodes, "policy": policy, "obs_norm": obs_norm,
                                            "episode_cap": episode_cap, "frames": frames, "vbn": vbn, **options})
         self.env = config.environment.id
+        #: Every row of a generation gets one seed (common random numbers), read by the driver.
+        self.shared_seed = config.episodes.shared_seed
         import_gymnasium()
         from .wrappers import resolve_frames
 
@@ -181,6 +182,13 @@ class GymProblem(Problem):
 
         return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
+    @classmethod
+    def recommended_strategy(cls, env: Any = "CartPole-v1", *args: Any, **options: Any) -> str | None:
+        """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
+        from .presets import recommended_strategy
+
+        return recommended_strategy(env) if isinstance(env, str) else None
+
     # -- the Problem protocol -----------------------------------------------------------------
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
@@ -199,7 +207,20 @@ class GymProblem(Problem):
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
         if self.cap is not None:
             info["episodes_capped"] = (rollouts.lengths >= limit).sum(axis=1).astype(np.int64)
-        return EvalResult(rollouts.returns.mean(axis=1), rollouts.lengths.sum(axis=1), info)
+        fitness = rollouts.returns.mean(axis=1)
+        shift = self.config.episodes.reward_shift
+        if shift:
+            fitness = fitness + shift * rollouts.lengths.mean(axis=1)
+        return EvalResult(fitness, rollouts.lengths.sum(axis=1), info)
+
+    def training_goal(self, goal: float) -> float:
+        """The training fitness at which the task's own return may have reached ``goal``.
+
+        With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
+        at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
+        screens at that level and confirms on the task's own reward.
+        """
+        return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
 
     def observe(self, result: EvalResult) -> None:
         if self.stats is not None and "obs_count" in result.info:
@@ -243,6 +264,10 @@ class GymProblem(Problem):
             summary["vbn"] = {"size": config.vbn.size, "seed": config.vbn.seed, "reference": self.reference_digest}
         if self.cap is not None:
             summary["episode_cap"] = self.cap.describe()
+        if config.episodes.reward_shift:
+            summary["reward_shift"] = config.episodes.reward_shift
+        if self.shared_seed:
+            summary["shared_seed"] = True
         requested = config.policy.device
         if requested is not None:
             summary["device"] = self.device
@@ -277,8 +302,8 @@ class GymProblem(Problem):
         return self.rollouts(np.repeat(params, episodes, axis=0), seeds.reshape(-1, 1)).returns[:, 0]
 
     def play(self, params: np.ndarray, seed: int = 0, render_mode: str | None = None,
-             frames: list | None = None) -> tuple[float, int]:
-        """One episode in a fresh environment (rendered into ``frames`` when given)."""
+             frames: list | None = None, every: int = 1) -> tuple[float, int]:
+        """One episode in a fresh environment (every ``every``-th frame rendered into ``frames`` when given)."""
         params = self._check_params(np.asarray(params, dtype=np.float64).reshape(1, -1))
         env = self.make_env(render_mode)
         try:
@@ -289,7 +314,7 @@ class GymProblem(Problem):
             batch.load(0, params[0])
             return rollout_episode(env, flatten_observation(self.observation_space), batch, self.adapter,
                                    seed, self.step_limit, normalizer, self.config.policy.action_noise,
-                                   frames=frames, where=self.where)
+                                   frames=frames, where=self.where, every=every)
         finally:
             env.close()
 
@@ -357,3 +382,6 @@ class GymProblem(Problem):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+GymProblem.__signature__ = options_signature(GymProblem)

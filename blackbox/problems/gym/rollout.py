@@ -354,18 +354,20 @@ class OneByOneRollouts:
 def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: PolicyRuntime, adapter: Adapter,
                     seed: int, limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
                     trace: list[np.ndarray] | None = None, frames: list[Any] | None = None,
-                    where: str = "the environment") -> tuple[float, int]:
+                    where: str = "the environment", every: int = 1) -> tuple[float, int]:
     """One episode of the policy loaded in slot 0 of ``batch``: ``(return, length)``.
 
     The reference loop: a gymnasium environment reset with ``seed``, one policy call per step.
     Observations fed to the policy are appended to ``trace`` and rendered frames to ``frames``
-    when those lists are given.
+    when those lists are given; only every ``every``-th frame is rendered (after the reset and
+    after steps ``every``, ``2 every``, ...), as rendering can cost far more than a step (MuJoCo).
     """
     rng = noise_generator(seed) if action_noise else None
     noise_std = np.float32(action_noise)
     observation, _ = env.reset(seed=int(seed))
     if frames is not None:
         frames.append(env.render())
+    every = max(1, int(every))
     total, steps = 0.0, 0
     while True:
         x = flatten(observation)[None, :]
@@ -376,7 +378,7 @@ def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: Polic
         noise = None if rng is None else rng.standard_normal((1, adapter.noise_size), dtype=np.float32) * noise_std
         action = adapter(out, noise)[0]
         observation, reward, terminated, truncated, _ = env.step(action)
-        if frames is not None:
+        if frames is not None and (steps + 1) % every == 0:
             frames.append(env.render())
         reward = float(reward)
         if not np.isfinite(reward):

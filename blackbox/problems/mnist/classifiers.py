@@ -7,7 +7,7 @@ baseline, so the two train exactly the same network from exactly the same initia
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -18,7 +18,7 @@ from ...errors import ConfigError
 __all__ = ["MODELS", "ACTIVATIONS", "POOLINGS", "MaxPool2x2", "build_classifier", "seeded_classifier"]
 
 MODELS = ("mlp", "cnn")
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+ACTIVATIONS: dict[str, type[nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 class MaxPool2x2(nn.Module):
@@ -37,7 +37,7 @@ class MaxPool2x2(nn.Module):
         return torch.maximum(top, bottom)
 
 
-POOLINGS = {"torch": lambda: nn.MaxPool2d(2), "slices": MaxPool2x2}
+POOLINGS: dict[str, Callable[[], nn.Module]] = {"torch": lambda: nn.MaxPool2d(2), "slices": MaxPool2x2}
 
 
 def _widths(name: str, values: Sequence[int] | int, allow_empty: bool) -> tuple[int, ...]:

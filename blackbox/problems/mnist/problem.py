@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, TypedDict, overload
 
 import numpy as np
 
@@ -41,6 +41,26 @@ FITNESS = ("cross_entropy", "accuracy")
 FORWARDS = ("auto", "vmap", "loop")
 # Examples scored at once when evaluating a whole split (bounds the activations' memory).
 _SPLIT_CHUNK = 2048
+
+
+class NetworkConfig(TypedDict):
+    """The keywords :func:`~blackbox.problems.mnist.classifiers.build_classifier` takes from the problem."""
+
+    model: str
+    image_shape: tuple[int, int]
+    n_classes: int
+    hidden: Sequence[int] | int
+    channels: Sequence[int] | int
+    activation: str
+
+
+def _minibatch_seeds(seed: int, count: int) -> np.ndarray:
+    """``count`` minibatch seeds: ``seed`` itself, then seeds derived from it (independent streams)."""
+    out = np.empty(count, dtype=np.int64)
+    out[0] = seed
+    for i in range(1, count):
+        out[i] = np.random.SeedSequence(seed, spawn_key=(i,)).generate_state(1)[0]
+    return out
 
 
 class MNIST(Problem):
@@ -71,7 +91,7 @@ class MNIST(Problem):
         self.forward = check_choice("forward", forward, FORWARDS)
         self.device_requested = device
         self.device = resolve_device(device)  # "auto": CUDA where available, else the CPU
-        self.network_config = {
+        self.network_config: NetworkConfig = {
             "model": model, "image_shape": self.data.image_shape, "n_classes": self.data.n_classes,
             "hidden": list(hidden) if isinstance(hidden, (list, tuple)) else hidden,
             "channels": list(channels) if isinstance(channels, (list, tuple)) else channels,
@@ -144,7 +164,14 @@ class MNIST(Problem):
                        for i in range(len(theta))]
         return torch.stack(outputs)
 
-    def _scores(self, params: np.ndarray, x, y, accuracy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    @overload
+    def _scores(self, params: np.ndarray, x: Any, y: Any,
+                accuracy: Literal[True] = True) -> tuple[np.ndarray, np.ndarray]: ...
+
+    @overload
+    def _scores(self, params: np.ndarray, x: Any, y: Any, accuracy: bool) -> tuple[np.ndarray, np.ndarray | None]: ...
+
+    def _scores(self, params: np.ndarray, x: Any, y: Any, accuracy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Mean cross-entropy of each row on ``(x, y)`` and, if asked, its accuracy (float64).
 
         The loss is ``logsumexp(logits) - logit[label]`` (torch's CPU log_softmax is several times
@@ -174,11 +201,29 @@ class MNIST(Problem):
             chosen = torch.as_tensor(index, device=self.device)
             loss, accuracy = self._scores(params[rows], data["x_train"][chosen], data["y_train"][chosen],
                                           accuracy=self.fitness == "accuracy")
-            fitness[rows] = -loss if self.fitness == "cross_entropy" else accuracy
+            fitness[rows] = -loss if accuracy is None else accuracy  # accuracy is computed only when it is the fitness
             steps[rows] = len(index)
         return EvalResult(fitness=fitness, steps=steps)
 
-    def score(self, params: np.ndarray, split: str = "test") -> dict[str, float]:
+    def score(self, params: np.ndarray, episodes: int = 20, seed: int = 0) -> np.ndarray:
+        """The fitness of one parameter vector on ``episodes`` fresh minibatches whose seeds derive
+        from ``seed`` (the :class:`~blackbox.core.problem.Scorable` capability: goal confirmation).
+        Minibatch 0 is the one ``seed`` selects; with ``batch_size=None`` every one is the whole
+        training set. The loss and accuracy on a whole split are :meth:`split_score`."""
+        if isinstance(episodes, str):
+            raise ConfigError(
+                f"MNIST.score(params, episodes, seed) scores fresh minibatches, got episodes={episodes!r}; "
+                f"the loss and accuracy on a split are split_score(params, {episodes!r})"
+            )
+        episodes = check_int("episodes", episodes, minimum=1)
+        seeds = _minibatch_seeds(check_int("seed", seed, minimum=0), episodes)
+        row = np.asarray(params, dtype=np.float64).reshape(1, -1)
+        if self.batch_size is None or self.batch_size >= len(self.data.load().y_train):
+            # every minibatch is the whole training set: evaluated once
+            return np.repeat(self.evaluate(row, seeds[:1]).fitness, episodes)
+        return self.evaluate(np.repeat(row, episodes, axis=0), seeds).fitness
+
+    def split_score(self, params: np.ndarray, split: str = "test") -> dict[str, float]:
         """Mean cross-entropy and accuracy of one parameter vector on a whole split ("train" or "test")."""
         check_choice("split", split, ("train", "test"))
         data = self.tensors()

@@ -102,7 +102,7 @@ def encode(root: Any) -> tuple[str, dict[str, np.ndarray]]:
     return json.dumps(tree, allow_nan=True, separators=(",", ":")), arrays
 
 
-def _resolve(name: str) -> type:
+def _resolve(name: str) -> type[Any]:
     module_name, _, qualname = name.partition(":")
     if not (module_name == ALLOWED_PACKAGE or module_name.startswith(ALLOWED_PACKAGE + ".")) or "<" in qualname:
         raise StateError(f"pycma state names class {name!r}, outside the {ALLOWED_PACKAGE!r} package; refusing it")
@@ -148,33 +148,33 @@ def decode(text: str, arrays: dict[str, np.ndarray], live: Any) -> Any:
             memo[node["id"]] = out
             return out
         if tag == "objarray":
-            out = np.empty(len(node["items"]), dtype=object)
-            memo[node["id"]] = out
+            objects = np.empty(len(node["items"]), dtype=object)
+            memo[node["id"]] = objects
             for i, item in enumerate(node["items"]):
-                out[i] = dec(item, _MISSING, f"{path}[{i}]")
-            return out.reshape(node["shape"])
+                objects[i] = dec(item, _MISSING, f"{path}[{i}]")
+            return objects.reshape(node["shape"])
         if tag == "list":
-            out = []
-            memo[node["id"]] = out
-            out.extend(dec(x, counterpart(live_value, i, "index"), f"{path}[{i}]") for i, x in enumerate(node["items"]))
-            return out
+            items: list[Any] = []
+            memo[node["id"]] = items
+            items.extend(dec(x, counterpart(live_value, i, "index"), f"{path}[{i}]") for i, x in enumerate(node["items"]))
+            return items
         if tag == "dict":
-            out = {}
-            memo[node["id"]] = out
+            mapping: dict[Any, Any] = {}
+            memo[node["id"]] = mapping
             for k, v in node["items"]:
                 key = dec(k, _MISSING, path)
-                out[key] = dec(v, counterpart(live_value, key, "item"), f"{path}[{key!r}]")
-            return out
+                mapping[key] = dec(v, counterpart(live_value, key, "item"), f"{path}[{key!r}]")
+            return mapping
         if tag == "tuple":
             return tuple(dec(x, counterpart(live_value, i, "index"), f"{path}[{i}]") for i, x in enumerate(node["items"]))
         if tag in ("set", "frozenset"):
-            items = [dec(x, _MISSING, path) for x in node["items"]]
-            return set(items) if tag == "set" else frozenset(items)
+            members = [dec(x, _MISSING, path) for x in node["items"]]
+            return set(members) if tag == "set" else frozenset(members)
         if tag == "deque":
-            out = deque(maxlen=node["maxlen"])
-            memo[node["id"]] = out
-            out.extend(dec(x, _MISSING, path) for x in node["items"])
-            return out
+            queue: deque[Any] = deque(maxlen=node["maxlen"])
+            memo[node["id"]] = queue
+            queue.extend(dec(x, _MISSING, path) for x in node["items"])
+            return queue
         if tag == "range":
             return range(*node["args"])
         if tag == "method":
@@ -185,7 +185,7 @@ def decode(text: str, arrays: dict[str, np.ndarray], live: Any) -> Any:
             return getattr(owner, node["name"])
         if tag == "object":
             cls = _resolve(node["class"])
-            obj = cls.__new__(cls)
+            obj = cls.__new__(cls)  # type: ignore[call-overload]  # mypy reads a class variable's __new__ as type.__new__
             memo[node["id"]] = obj
             same_class = type(live_value) is cls
             for k, v in node.get("items", []):

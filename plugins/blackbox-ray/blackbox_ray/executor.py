@@ -127,7 +127,7 @@ def _bind_to_localhost() -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None:
-        constants.ENABLE_RAY_CLUSTER = False
+        constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]  # ray's private flag, not declared
 
 
 class RayExecutor(Executor):

@@ -67,7 +67,7 @@ def test_every_flat_key_belongs_to_exactly_one_group():
         for key in group().flat():
             assert key not in owners, f"{key} is in {owners.get(key)} and {group.__name__}"
             owners[key] = group.__name__
-    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 29
+    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 31  # 0.1.0's 29, reward_shift, shared_seed
 
 
 def test_the_flat_keys_are_the_options_contract():
@@ -82,7 +82,8 @@ def test_the_flat_keys_are_the_options_contract():
     saved = tomllib.loads(V010_RUN.read_text())
     resolved = run_config("pgpe:popsize=16", "gym:Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5",
                           stop={"generations": 4})
-    assert list(resolved.to_dict()["problem"].items()) == list(saved["problem"].items())
+    added = [("reward_shift", 0.0), ("shared_seed", False)]  # options added since, at their defaults (issue 18)
+    assert list(resolved.to_dict()["problem"].items()) == list(saved["problem"].items()) + added
 
 
 def test_a_value_given_twice_or_an_unknown_key_is_refused():

@@ -290,3 +290,43 @@ def test_play_records_frames():
                                   render_mode="rgb_array", frames=frames)
     assert len(frames) == steps + 1 and frames[0].shape == (400, 600, 3)
     assert ret == problem.score(problem.initial_params(np.random.default_rng(0)), 1, seed=4)[0]
+
+
+# -- training rewards shifted (ARS's survival-bonus removal) ----------------------------------
+
+def test_reward_shift_changes_the_training_fitness_only():
+    plain = GymProblem(toy(), max_episode_steps=10)
+    shifted = GymProblem(toy(), max_episode_steps=10, reward_shift=-1.0)
+    params = np.repeat(plain.initial_params(np.random.default_rng(0))[None], 3, axis=0)
+    a, b = plain.evaluate(params, np.arange(3)), shifted.evaluate(params, np.arange(3))
+    np.testing.assert_array_equal(b.fitness, a.fitness - 10.0)
+    np.testing.assert_array_equal(a.steps, b.steps)
+    np.testing.assert_array_equal(plain.score(params[0], 3, seed=1), shifted.score(params[0], 3, seed=1))
+    assert (shifted.training_goal(5.0), plain.training_goal(5.0)) == (-5.0, 5.0)
+    assert shifted.describe()["reward_shift"] == -1.0 and "reward_shift" not in plain.describe()
+    with pytest.raises(bb.ConfigError, match="reward_shift"):
+        GymProblem(toy(), max_episode_steps=10, reward_shift="much")
+
+
+def test_goal_is_screened_at_the_shifted_level_and_confirmed_on_the_task_reward():
+    # Training fitness is return - 10 <= 0 here, so only the problem's training_goal lets the check start.
+    problem = GymProblem(toy(), max_episode_steps=10, reward_shift=-1.0, hidden=[4])
+    es = bb.make_strategy("openai-es", dim=problem.dim, x0=problem.initial_params(np.random.default_rng(0)),
+                          seed=0, popsize=20, sigma=0.5, lr=0.2)
+    confirm = ConfirmGoal(9.0, 3)
+    result = bb.optimize(es, problem, generations=40, seed=0, stop=[confirm])
+    assert confirm.summary()["solved"], (confirm.checks, [r.center for r in result.records])
+    assert all(r.center <= 0 for r in result.records) and confirm.confirmed >= 9.0
+
+
+def test_shared_seed_plays_every_row_of_a_generation_from_the_same_starts():
+    problem = GymProblem("Pendulum-v1", max_episode_steps=20, shared_seed=True)
+    assert problem.describe()["shared_seed"] is True and not GymProblem("Pendulum-v1").shared_seed
+    seen = []
+    evaluate = problem.evaluate
+    problem.evaluate = lambda params, seeds: (seen.append(np.array(seeds)), evaluate(params, seeds))[1]
+    es = bb.make_strategy("openai-es", dim=problem.dim, x0=problem.initial_params(np.random.default_rng(0)),
+                          seed=0, popsize=6)
+    bb.optimize(es, problem, generations=2, seed=0)
+    assert [len(s) for s in seen] == [7, 7] and all(len(set(s.tolist())) == 1 for s in seen)
+    assert seen[0][0] != seen[1][0]  # new starts every generation

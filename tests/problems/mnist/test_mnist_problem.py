@@ -12,6 +12,8 @@ torch = pytest.importorskip("torch", reason=reason("mnist", "torch"))
 pytest.importorskip("sklearn", reason=reason("mnist", "sklearn"))
 
 import blackbox as bb  # noqa: E402
+from blackbox.core.problem import Scorable  # noqa: E402
+from blackbox.driver.stop import ConfirmGoal, confirmation_seed  # noqa: E402
 from blackbox.problems.mnist.classifiers import MaxPool2x2  # noqa: E402
 from blackbox.problems.mnist.data import MNIST_DIR_ENV  # noqa: E402
 from blackbox.problems.mnist.problem import MNIST  # noqa: E402
@@ -73,9 +75,37 @@ def test_fitness_is_the_negated_cross_entropy_of_the_network():
     assert problem.evaluate(theta[None], np.array([3])).fitness[0] == pytest.approx(-loss, rel=1e-6)
     by_accuracy = bb.make_problem("mnist:batch_size=50,fitness=accuracy")
     assert by_accuracy.evaluate(theta[None], np.array([3])).fitness[0] == pytest.approx(accuracy)
-    score = problem.score(theta)
+    score = problem.split_score(theta)
     assert 0 <= score["accuracy"] <= 1 and score["loss"] > 0
     assert score["accuracy"] * 360 == pytest.approx(round(score["accuracy"] * 360))
+
+
+def test_score_is_the_fitness_on_fresh_minibatches_as_scorable_says():
+    problem = bb.make_problem("mnist:batch_size=50")
+    assert isinstance(problem, Scorable)
+    theta = population(problem, 1)[0]
+    scores = problem.score(theta, 3, seed=7)
+    assert scores.shape == (3,) and len(set(scores.tolist())) == 3  # three different minibatches
+    assert scores[0] == problem.evaluate(theta[None], np.array([7])).fitness[0]  # the first is seed's own
+    np.testing.assert_array_equal(problem.score(theta, 3, seed=7), scores)
+    whole = bb.make_problem("mnist:batch_size=null")
+    assert len(set(whole.score(theta, 4, seed=7).tolist())) == 1  # every minibatch is the training set
+    with pytest.raises(bb.ConfigError) as info:
+        problem.score(theta, "test")
+    assert str(info.value) == ("MNIST.score(params, episodes, seed) scores fresh minibatches, got episodes='test'; "
+                               "the loss and accuracy on a split are split_score(params, 'test')")
+
+
+def test_a_goal_confirmed_on_fresh_minibatches():
+    problem = bb.make_problem("mnist:hidden=[16],batch_size=50")
+    x0 = problem.initial_params(np.random.default_rng(0))
+    strategy = bb.make_strategy("openai-es", dim=problem.dim, x0=x0, popsize=4, sigma=0.05, seed=0)
+    confirm = ConfirmGoal(-5.0, episodes=3)  # the untrained network's cross-entropy is about -2.3
+    result = bb.optimize(strategy, problem, max_generations=5, seed=3, stop=[confirm])
+    assert result.generations == 1 and result.stop_reason.startswith("center's mean over 3 fresh episodes")
+    generation, mean = confirm.checks[0]
+    expected = problem.score(result.center, 3, confirmation_seed(3, int(generation)))
+    assert mean == float(np.mean(expected)) >= -5.0
 
 
 @pytest.mark.parametrize("spec", ["mnist", "mnist:forward=loop", "mnist:model=cnn", "mnist:model=cnn,forward=vmap"])
@@ -138,8 +168,8 @@ def test_openai_es_learns_the_digits_reproducibly():
         return problem, x0, result
 
     problem, x0, result = run()
-    assert problem.score(x0)["accuracy"] < 0.3
-    assert problem.score(result.center)["accuracy"] > 0.7
+    assert problem.split_score(x0)["accuracy"] < 0.3
+    assert problem.split_score(result.center)["accuracy"] > 0.7
     assert result.steps == 40 * 40 * 256  # members x examples
     np.testing.assert_array_equal(run()[2].center, result.center)
 

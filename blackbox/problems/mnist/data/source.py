@@ -52,7 +52,14 @@ class DataSource:
 
     @property
     def image_shape(self) -> tuple[int, int]:
-        return (8, 8) if self.kind == "digits" else mnist_image_shape(self.path)
+        return (8, 8) if self.kind == "digits" else mnist_image_shape(self.folder)
+
+    @property
+    def folder(self) -> str:
+        """The folder of the MNIST IDX files (every MNIST source names one; digits read no files)."""
+        if self.path is None:
+            raise ConfigError(f"the {self.kind} data source reads no files, so it has no folder")
+        return self.path
 
     @property
     def n_classes(self) -> int:
@@ -74,7 +81,7 @@ class DataSource:
                 f"fixed split {1797 - DIGITS_TEST_SIZE} train / {DIGITS_TEST_SIZE} test, numpy seed "
                 f"{DIGITS_SPLIT_SEED}); give path=... or ${MNIST_DIR_ENV} for the real MNIST"
             )
-        files = find_mnist_files(self.path)
+        files = find_mnist_files(self.folder)
         n_train = read_idx_header(files["train", "images"]).shape[0]
         n_test = read_idx_header(files["test", "images"]).shape[0]
         rows, cols = self.image_shape
@@ -95,7 +102,7 @@ class DataSource:
         if self.kind == "digits":
             raw, scale = load_digits_arrays(), DIGITS_MAX_VALUE
         else:
-            raw, scale = load_mnist_arrays(self.path), 255.0
+            raw, scale = load_mnist_arrays(self.folder), 255.0
         train = raw["x_train"].astype(np.float64) / scale
         mean, std = float(train.mean()), float(train.std()) or 1.0
 
@@ -126,5 +133,5 @@ def resolve_data(dataset: str = "auto", path: str | os.PathLike | None = None) -
             "(nothing is downloaded); or use dataset='digits' for the offline 8x8 digits"
         )
     source = DataSource("mnist", str(Path(folder).expanduser().resolve()))
-    mnist_image_shape(source.path)  # fail now, in the driver, on missing or malformed headers
+    mnist_image_shape(source.folder)  # fail now, in the driver, on missing or malformed headers
     return source

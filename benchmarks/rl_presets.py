@@ -1,0 +1,270 @@
+"""Do the Gymnasium presets solve their tasks? Success over seeds, steps and wall time to the goal.
+
+    python benchmarks/rl_presets.py                                  # every task's shipped preset, 5 seeds
+    python benchmarks/rl_presets.py --task Pendulum-v1 --seeds 5 --json out.json
+    python benchmarks/rl_presets.py --task Hopper-v5 --label openai-es \\
+        --args "--strategy openai-es --max-steps 5000000"          # other settings than the preset's
+
+Each trial is exactly ``blackbox run --problem gym:TASK [ARGS] --seed S`` (parsed by the command's
+own parser, resolved by the same code, run in this process; the run directory goes to a temporary
+folder): with no ARGS it is the task's preset, which is what a user gets. "Solved" is the preset's
+goal as ``blackbox run`` judges it (:class:`blackbox.driver.stop.ConfirmGoal`: the center's mean
+return over ``goal_episodes`` fresh episodes, checked whenever the center's training return reaches
+the goal). Steps are the training's environment steps when the run stopped (the confirmation
+episodes are not counted; wall time includes them), wall time is the driver's.
+
+Every trial is appended as one JSON line to ``benchmarks/results/rl_trials.jsonl`` (git-ignored):
+command, seed, outcome, load average, so that exploration leaves notes. The table prints per task
+and label: solved/seeds, median and worst steps and wall time to the goal over the solved seeds,
+and the median best center return of the unsolved ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchmarks._common import machine, version  # noqa: E402
+
+#: The tasks of issue 18 with their usual goals (the presets carry them; listed here for the table).
+TASKS = {
+    "CartPole-v1": 475.0, "Acrobot-v1": -100.0, "Pendulum-v1": -200.0, "MountainCarContinuous-v0": 90.0,
+    "LunarLander-v3": 200.0, "Swimmer-v5": 325.0, "Hopper-v5": 3000.0, "HalfCheetah-v5": 3000.0,
+}
+TRIALS = Path(__file__).resolve().parent / "results" / "rl_trials.jsonl"
+
+
+
+def command(task: str, extra: list[str], seed: int) -> list[str]:
+    """The ``blackbox run`` arguments of one trial (without the output folder)."""
+    return ["run", "--problem", f"gym:{task}", *extra, "--seed", str(seed)]
+
+
+def _progress(every: int):
+    """A callback printing generation, steps, center return and time every ``every`` generations."""
+    from blackbox.driver.loop import Callback
+
+    class Progress(Callback):
+        def on_generation(self, run, record):
+            if every and record.generation % every == 0:
+                print(f"  gen {record.generation} steps {record.steps:,} center {record.center} "
+                      f"best {record.best:.1f} time {record.time:.0f} s", flush=True)
+
+    return Progress()
+
+
+def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int = 0) -> dict:
+    """One trial through the command's parser and resolver; its outcome as a dict."""
+    from blackbox.cli import build_parser
+    from blackbox.cli.run import apply_flags
+    from blackbox.config.run import read_run_config, resolve_run_config
+    from blackbox.lab.runs import start_run
+
+    argv = command(task, extra, seed) + ["--out", str(out), "--overwrite", "--quiet", "--no-plot"]
+    args = build_parser().parse_args(argv)
+    config = read_run_config(None)
+    apply_flags(config, args)
+    run = resolve_run_config(config)
+    resolved = run.to_dict()
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    summary = start_run(run, out, overwrite=True, callbacks=[_progress(progress)])
+    elapsed = time.perf_counter() - started
+    check = summary.get("goal_check") or {}
+    centers = _centers(out / "records.csv")
+    return {
+        "task": task, "seed": seed, "command": "blackbox " + shlex.join(command(task, extra, seed)),
+        "strategy": resolved["strategy"], "problem": resolved["problem"], "executor": resolved["executor"],
+        "stop": resolved["stop"], "solved": bool(check.get("solved", False)),
+        "goal": check.get("goal"), "confirmed_mean": check.get("confirmed_mean"), "checks": check.get("checks", 0),
+        "generations": summary["generations"], "steps": summary["steps"], "wall": summary["wall_time"],
+        "elapsed": elapsed, "stop_reason": summary["stop_reason"],
+        "best_center": max(centers) if centers else None, "last_center": centers[-1] if centers else None,
+        "load": [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def _centers(records: Path) -> list[float]:
+    import csv
+
+    if not records.exists():
+        return []
+    with open(records, newline="") as handle:
+        return [float(row["center"]) for row in csv.DictReader(handle) if row.get("center") not in ("", None)]
+
+
+def summarize(trials: list[dict]) -> dict:
+    """Success count and medians over the solved trials of one task and label."""
+    solved = [t for t in trials if t["solved"]]
+    unsolved = [t for t in trials if not t["solved"]]
+
+    def median(key, rows):
+        return statistics.median(r[key] for r in rows) if rows else None
+
+    return {
+        "task": trials[0]["task"], "label": trials[0]["label"], "command": trials[0]["command"],
+        "solved": len(solved), "seeds": len(trials),
+        "steps_median": median("steps", solved), "steps_worst": max((t["steps"] for t in solved), default=None),
+        "wall_median": median("wall", solved), "wall_worst": max((t["wall"] for t in solved), default=None),
+        "unsolved_best_center": median("best_center", [t for t in unsolved if t["best_center"] is not None]),
+        "budget": trials[-1]["stop"],  # the last seed's (an early seed may have had a smaller one)
+    }
+
+
+def _fmt(value, kind: str) -> str:
+    if value is None:
+        return "-"
+    if kind == "steps":
+        return f"{value:,.0f}"
+    if kind == "time":
+        return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
+    return f"{value:,.1f}"
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| task | preset | solved | steps to goal (median / worst) | wall time to goal (median / worst) "
+             "| unsolved: best center (median) | budget |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        budget = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in r["budget"].items()
+                           if k not in ("goal", "goal_episodes"))
+        lines.append(
+            f"| {r['task']} | {r['label']} | {r['solved']}/{r['seeds']} "
+            f"| {_fmt(r['steps_median'], 'steps')} / {_fmt(r['steps_worst'], 'steps')} "
+            f"| {_fmt(r['wall_median'], 'time')} / {_fmt(r['wall_worst'], 'time')} "
+            f"| {_fmt(r['unsolved_best_center'], 'return')} | {budget} |")
+    return "\n".join(lines)
+
+
+def measure(tasks: list[str], seeds: int, first_seed: int = 0, extra: str = "", label: str | None = None,
+            progress: int = 0, notes: bool = True, stop_after_fail: int = 0, log=print) -> tuple[list, list]:
+    """Run every task over the seeds; the summary rows and the trials."""
+    flags = shlex.split(extra)
+    label = label or (" ".join(flags) if flags else "preset")
+    rows, trials = [], []
+    with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
+        for task in tasks:
+            done: list[dict] = []
+            for seed in range(first_seed, first_seed + seeds):
+                trial = run_trial(task, flags, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}", progress)
+                trial["label"] = label
+                done.append(trial)
+                log(f"{task} [{label}] seed {seed}: {'solved' if trial['solved'] else 'not solved'} "
+                    f"steps {trial['steps']:,} wall {trial['wall']:.1f} s gens {trial['generations']} "
+                    f"best center {trial['best_center']} confirmed {trial['confirmed_mean']} ({trial['stop_reason']})")
+                if notes:
+                    TRIALS.parent.mkdir(parents=True, exist_ok=True)
+                    with open(TRIALS, "a") as handle:
+                        handle.write(json.dumps(trial) + "\n")
+                if stop_after_fail and sum(not t["solved"] for t in done) >= stop_after_fail:
+                    break
+            trials.extend(done)
+            rows.append(summarize(done))
+    return rows, trials
+
+
+def from_notes(selection: dict[str, str], path: Path = TRIALS) -> tuple[list, list]:
+    """Summary rows from the noted trials: per task, the trials of one label (the last of each seed)."""
+    noted = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows, trials = [], []
+    for task, label in selection.items():
+        by_seed = {t["seed"]: t for t in noted if t["task"] == task and t.get("label") == label}
+        done = [by_seed[seed] for seed in sorted(by_seed)]
+        if done:
+            trials.extend(done)
+            rows.append(summarize(done))
+    return rows, trials
+
+
+def markdown(rows: list[dict], trials: list[dict]) -> str:
+    """The table with each task's preset source and the load the trials ran under."""
+    from blackbox.problems.gym.presets import PRESETS
+
+    loads = [t["load"][0] for t in trials if t.get("load")]
+    lines = [table(rows), "",
+             f"Solved: the center's mean return over the preset's fresh episodes reached the goal (ConfirmGoal); "
+             f"steps are training steps when the run stopped, wall time the driver's, on one core (serial "
+             f"executor). Trials ran {min(t['date'] for t in trials)} to {max(t['date'] for t in trials)} under "
+             f"1-min load averages {min(loads):.1f}-{max(loads):.1f} on this 2-core machine, so wall times are "
+             f"inflated by other work; steps repeat exactly under the seed.", "",
+             "| task | strategy the preset picks | where the settings come from |", "|---|---|---|"]
+    for row in rows:
+        preset = PRESETS.get(row["task"])
+        if preset is not None:
+            lines.append(f"| {row['task']} | {preset.strategy} | {preset.source} |")
+    early = [row for row in rows if row.get("measured_as")]
+    if early:
+        lines += ["", "Measured before the preset carried these settings, with the same settings given as flags "
+                      "(the budget column is that run's; the preset's own budget is larger):"]
+        lines += [f"- {row['task']}: `{row['measured_as']}` (seed 0; seeds 1-4 alike)" for row in early]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, rows: list[dict], trials: list[dict], command: str) -> None:
+    """The rows as ``benchmarks/run_all.py`` saves its rl-presets section (BENCHMARKS.md is assembled from it)."""
+    import run_all
+
+    loads = [t["load"] for t in trials if t.get("load")]
+    record = {"section": "rl-presets", "title": run_all.TITLES["rl-presets"], "quick": False, "command": command,
+              "date": max(t["date"] for t in trials), "seconds": sum(t["elapsed"] for t in trials),
+              "machine": machine(),
+              "load": f"{max(x[0] for x in loads):.2f} at most, {min(x[0] for x in loads):.2f} at least (1-min, "
+                      f"at the start of the {len(trials)} trials)",
+              "versions": {k: version(v) for k, v in run_all.PEERS.items()},
+              **run_all.rl_presets_body(rows, trials)}
+    path.write_text(json.dumps(record, indent=1))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", action="append", help=f"a Gymnasium id (repeatable; default: {', '.join(TASKS)})")
+    parser.add_argument("--args", default="", help="more `blackbox run` flags for every trial (default: none, "
+                                                   "i.e. the preset)")
+    parser.add_argument("--label", help="name of these settings in the table (default: preset, or the flags)")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--stop-after-fail", type=int, default=0,
+                        help="give up on a task after this many unsolved seeds (0: never)")
+    parser.add_argument("--progress", type=int, default=0, metavar="K",
+                        help="print a line every K generations (default: 0, none)")
+    parser.add_argument("--json", type=Path, help="write the summary rows and every trial here")
+    parser.add_argument("--no-notes", action="store_true", help=f"do not append the trials to {TRIALS}")
+    parser.add_argument("--from-notes", nargs="+", metavar="TASK=LABEL",
+                        help=f"run nothing: summarize the trials noted in {TRIALS.name} under these labels")
+    parser.add_argument("--section", type=Path, help="also write the rows as run_all.py's rl-presets section "
+                                                     "(e.g. docs/benchmarks/rl-presets.json)")
+    args = parser.parse_args(argv)
+    if args.from_notes:
+        rows, trials = from_notes(dict(pair.split("=", 1) for pair in args.from_notes))
+        for row in rows:
+            if row["label"] != "preset":
+                row["measured_as"] = row["command"]
+            row["label"] = "preset"
+        print(markdown(rows, trials))
+        if args.section:
+            write_section(args.section, rows, trials, "python benchmarks/rl_presets.py " + shlex.join(argv or sys.argv[1:]))
+        return 0
+
+    print(f"# {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    rows, trials = measure(args.task or list(TASKS), args.seeds, args.first_seed, args.args, args.label,
+                           args.progress, not args.no_notes, args.stop_after_fail,
+                           log=lambda text: print(text, flush=True))
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), "rows": rows, "trials": trials}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""ES against reinforcement learning on one Gymnasium task: ``blackbox contrast rl``.
+
+The ES side is exactly ``blackbox run --problem gym:TASK`` (the task's preset, through the same
+resolver; ``--executor loky:workers=N`` may spread it over the cores), the RL side Stable-Baselines3's
+PPO with RL Baselines3 Zoo's tuned settings (:mod:`.sb3`). Both stop at the same return goal, judged
+the same way (the mean of fresh episodes of the current policy), or at their budget. With
+``baseline="ars"`` the ES side is blackbox's ``ars`` and the RL side sb3-contrib's ARS, both with the
+zoo's ARS settings for the task (:func:`ars_settings` translates them).
+
+The report sets the measured ratios beside the claims of Salimans et al. (2017): ES needed 3-10x
+more data than TRPO on MuJoCo, and wins on wall-clock time because it parallelizes.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+from .sb3 import RLCurve, train_sb3
+from .zoo import ZooEntry, require_sb3, zoo_entry
+
+__all__ = ["PAPER_DATA", "PAPER_QUOTE", "RLContrastReport", "ars_settings", "run_rl_contrast", "check_task"]
+
+#: Salimans et al. 2017, section 4.1: ES's data efficiency on MuJoCo against TRPO.
+PAPER_DATA = (3.0, 10.0)
+PAPER_QUOTE = ('Salimans et al. 2017: ES "required between 3x and 10x as much data" as TRPO on MuJoCo, '
+               'and wins on wall-clock time because it parallelizes over many workers')
+
+
+@dataclass
+class RLContrastReport:
+    """Both curves, the settings used and the ratios at the goal."""
+
+    task: str
+    goal: float | None
+    goal_episodes: int
+    baseline: str
+    es: RLCurve
+    rl: RLCurve
+    es_command: str
+    notes: list[str] = field(default_factory=list)
+    #: When and under which load (1-minute load averages before and after) the contrast ran.
+    measured: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def data_ratio(self) -> float | None:
+        """ES's environment steps to the goal divided by the RL method's (the paper: 3-10)."""
+        if self.es.steps_to_goal is None or not self.rl.steps_to_goal:
+            return None
+        return self.es.steps_to_goal / self.rl.steps_to_goal
+
+    @property
+    def time_ratio(self) -> float | None:
+        """The RL method's wall time to the goal divided by ES's (> 1: ES is faster)."""
+        if self.es.time_to_goal is None or self.rl.time_to_goal is None or not self.es.time_to_goal:
+            return None
+        return self.rl.time_to_goal / self.es.time_to_goal
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "goal": self.goal, "goal_episodes": self.goal_episodes,
+                "baseline": self.baseline, "es": self.es.as_dict(), "rl": self.rl.as_dict(),
+                "es_command": self.es_command, "data_ratio": self.data_ratio, "time_ratio": self.time_ratio,
+                "paper": {"data_ratio": list(PAPER_DATA), "quote": PAPER_QUOTE}, "notes": self.notes,
+                "measured": self.measured}
+
+
+def check_task(task: str) -> None:
+    """Refuse an id Gymnasium does not know, naming the nearest ones."""
+    from ...problems.gym.problem import make_gym_env
+
+    make_gym_env(task).close()
+
+
+def ars_settings(entry: ZooEntry) -> tuple[list[str], list[str]]:
+    """The zoo's ARS settings as ``blackbox run`` flags for blackbox's ``ars``, and what differs.
+
+    n_delta directions -> popsize 2 * n_delta, n_top -> top, delta_std -> sigma, learning_rate -> lr,
+    LinearPolicy -> a linear policy with clipped actions, normalize -> observation normalization from
+    every episode.
+    """
+    raw, notes = entry.raw, []
+    n_delta = int(raw.get("n_delta", 2))
+    flags = ["--strategy", "ars", "--set", f"popsize={2 * n_delta}", "--set", f"top={int(raw.get('n_top', n_delta))}",
+             "--set", f"sigma={float(raw.get('delta_std', 0.05))}", "--set", f"lr={float(raw.get('learning_rate', 0.02))}"]
+    if raw.get("policy", "MlpPolicy") == "LinearPolicy":
+        flags += ["--set", "problem.policy=linear", "--set", "problem.action_bounds=clip"]
+        notes.append("blackbox's linear policy has a bias; sb3-contrib's LinearPolicy has none")
+    else:
+        hidden = (entry.kwargs.get("policy_kwargs") or {}).get("net_arch", [64, 64])
+        flags += ["--set", f"problem.hidden={list(hidden)}", "--set", "problem.activation=relu",
+                  "--set", "problem.action_bounds=clip"]
+    if entry.normalize is not None and entry.normalize.get("norm_obs", True):
+        flags += ["--set", "problem.obs_norm=true", "--set", "problem.obs_norm_prob=1.0"]
+    if float(raw.get("alive_bonus_offset", 0) or 0) != 0:
+        notes.append(f"the zoo subtracts the survival bonus during training (alive_bonus_offset="
+                     f"{raw['alive_bonus_offset']}); blackbox's ars trains on the task's own reward")
+    if raw.get("zero_policy", True):
+        notes.append("sb3-contrib starts from zero weights (zero_policy); blackbox from its policy's initialization")
+    return flags, notes
+
+
+#: Turns ``blackbox run`` flags into the run config they say (the command line's own reader,
+#: :func:`blackbox.cli.run.run_config_from_flags`, handed down by the caller).
+FlagReader = Callable[[Sequence[str]], Any]
+
+
+def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
+              read_flags: FlagReader) -> tuple[RLCurve, dict[str, Any]]:
+    """Run ``blackbox run --problem gym:TASK FLAGS --seed SEED`` into ``out``; its curve and resolved config."""
+    from ...config.run import resolve_run_config
+    from ...driver.loop import Callback
+    from ..runs import start_run
+
+    argv = ["run", "--problem", f"gym:{task}", *flags, "--seed", str(seed)]
+    config = read_flags([*argv[1:], "--no-plot"])
+    run = resolve_run_config(config)
+    resolved = run.to_dict()
+    method = f"blackbox {resolved['strategy']['name']}{suffix}"
+    curve = RLCurve(method=method, config={"command": "blackbox " + shlex.join(argv), "strategy": resolved["strategy"],
+                                           "problem": resolved["problem"], "executor": resolved["executor"],
+                                           "stop": resolved["stop"]})
+
+    class Trace(Callback):
+        def on_generation(self, run, record):
+            if record.center is not None:
+                curve.steps.append(int(record.steps))
+                curve.times.append(float(record.time))
+                curve.returns.append(float(record.center))
+
+    summary = start_run(run, out, overwrite=True, callbacks=[Trace()])
+    check = summary.get("goal_check") or {}
+    curve.total_steps, curve.total_time = int(summary["steps"]), float(summary["wall_time"])
+    curve.stop_reason = str(summary["stop_reason"])
+    if check.get("solved"):
+        curve.steps_to_goal, curve.time_to_goal = curve.total_steps, curve.total_time
+    return curve, resolved
+
+
+def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
+                    goal: float | None = None, goal_episodes: int | None = None, max_steps: int | None = None,
+                    max_time: float | None = None, es_flags: list[str] | None = None,
+                    threads: int | None = None, out: str | Path | None = None) -> RLContrastReport:
+    """Train ES and the RL baseline on ``task`` to the same goal or budget; the report.
+
+    ``workers`` > 1 runs ES on the loky executor with that many processes; ``threads`` sets torch's
+    threads for the baseline (default: ``workers``). ``goal``/``goal_episodes`` default to the preset's.
+    ``read_flags`` reads ``blackbox run`` flags into a run config: the command line's own reader,
+    :func:`blackbox.cli.run.run_config_from_flags` (the command line is a layer above this one).
+    """
+    if baseline not in ("ppo", "ars"):
+        raise ConfigError(f"baseline must be 'ppo' or 'ars', got {baseline!r}")
+    require_sb3()
+    check_task(task)
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1 (processes for ES), got {workers}")
+    entry = zoo_entry(baseline, task)
+    flags, notes = (ars_settings(entry) if baseline == "ars" else ([], []))
+    flags = list(flags) + list(es_flags or [])
+    suffix = "" if flags else " (preset)"
+    if workers > 1:
+        flags += ["--executor", f"loky:workers={workers}"]
+    flags += _budget_flags(task, flags, goal, goal_episodes, max_steps, max_time)
+    measured = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": _load()}
+    with tempfile.TemporaryDirectory(prefix="contrast-rl-") as scratch:
+        root = Path(out) if out is not None else Path(scratch)
+        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix, read_flags)
+    stop = resolved["stop"]
+    goal_value, episodes = stop.get("goal"), int(stop.get("goal_episodes", 1))
+    if goal_value is None:
+        notes.append("no goal: the preset of this task has none and none was given (--goal): both ran their budget")
+    shift = resolved["problem"].get("reward_shift") or 0.0
+    if shift:
+        notes.append(f"ES's curve is its training return, whose rewards are shifted by {shift:g} per step "
+                     f"(reward_shift): an episode of n steps shows {-shift:g} x n less than its return; "
+                     f"the goal is confirmed on the task's own reward")
+    preset_note = _preset_note(task, resolved)
+    if preset_note:
+        notes.append(preset_note)
+    rl = train_sb3(entry, goal=goal_value, goal_episodes=episodes, max_steps=max_steps, max_time=max_time,
+                   seed=seed, threads=threads or workers)
+    measured["load_after"] = _load()
+    return RLContrastReport(task=task, goal=goal_value, goal_episodes=episodes, baseline=baseline, es=es, rl=rl,
+                            es_command=es.config["command"], notes=notes, measured=measured)
+
+
+def _load() -> float | None:
+    """The 1-minute load average (None where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def _preset_note(task: str, resolved: dict[str, Any]) -> str | None:
+    """A note when the task has no preset: ES then ran with the options named here."""
+    from ...problems.gym.presets import PRESETS
+
+    if task in PRESETS:
+        return None
+    strategy = resolved["strategy"]
+    options = ", ".join(f"{k}={v}" for k, v in strategy.items() if k != "name")
+    return (f"{task} has no preset: ES ran {strategy['name']} with its defaults and the flags given "
+            f"({options})")
+
+
+def _budget_flags(task: str, flags: list[str], goal: float | None, goal_episodes: int | None,
+                  max_steps: int | None, max_time: float | None) -> list[str]:
+    extra: list[str] = []
+    if goal is not None:
+        extra += ["--goal", repr(float(goal))]
+        extra += ["--goal-episodes", str(goal_episodes or 10)]
+    elif goal_episodes is not None:
+        extra += ["--goal-episodes", str(goal_episodes)]
+    if max_steps is not None:
+        extra += ["--max-steps", str(int(max_steps))]
+    if max_time is not None:
+        extra += ["--max-time", repr(float(max_time))]
+    return extra

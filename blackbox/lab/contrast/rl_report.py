@@ -1,0 +1,135 @@
+"""What ``blackbox contrast rl`` prints and draws: steps and wall time to the goal, the ratios beside the
+paper's claims, and the return against environment steps and against wall time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import ConfigError
+from ...files import atomic_write
+from .rl import PAPER_DATA, PAPER_QUOTE, RLContrastReport
+from .sb3 import RLCurve
+
+__all__ = ["describe_rl_contrast", "plot_rl_contrast", "contrast_markdown"]
+
+
+def _steps(value: int | None) -> str:
+    return "not reached" if value is None else f"{value:,}"
+
+
+def _time(value: float | None) -> str:
+    return "not reached" if value is None else f"{value:,.1f} s"
+
+
+def _best(curve: RLCurve) -> str:
+    return "-" if curve.best_return is None else f"{curve.best_return:,.1f}"
+
+
+def describe_rl_contrast(report: RLContrastReport) -> str:
+    """The report as text: a table, the ratios, the paper's claims, the notes."""
+    goal = "no goal (budgets only)" if report.goal is None else (
+        f"goal {report.goal:g} (mean return over {report.goal_episodes} fresh episodes)")
+    lines = [f"{report.task}: {goal}", "",
+             f"{'method':<40} {'reached':>8} {'steps to goal':>14} {'wall to goal':>13} "
+             f"{'steps run':>11} {'wall run':>10} {'best check':>11}"]
+    for curve in (report.es, report.rl):
+        lines.append(f"{curve.method:<40} {'yes' if curve.reached else 'no':>8} {_steps(curve.steps_to_goal):>14} "
+                     f"{_time(curve.time_to_goal):>13} {curve.total_steps:>11,} {curve.total_time:>9.1f}s "
+                     f"{_best(curve):>11}")
+    lines.append("")
+    rl_name = report.rl.method.split(" (")[0]
+    if report.data_ratio is not None:
+        low, high = PAPER_DATA
+        where = "within" if low <= report.data_ratio <= high else ("below" if report.data_ratio < low else "above")
+        lines.append(f"data: ES used {report.data_ratio:.2f}x the environment steps of {rl_name} "
+                     f"(paper, against TRPO on MuJoCo: {low:g}-{high:g}x; this is {where} that range)")
+    if report.time_ratio is not None:
+        verdict = "faster" if report.time_ratio > 1 else "slower"
+        lines.append(f"wall time: ES was {max(report.time_ratio, 1 / report.time_ratio):.2f}x {verdict} than "
+                     f"{rl_name} to the goal ({report.rl.time_to_goal:.1f} s / {report.es.time_to_goal:.1f} s)")
+    if report.data_ratio is None and report.goal is not None:
+        missed = [c.method for c in (report.es, report.rl) if not c.reached]
+        lines.append(f"no ratio: {', '.join(missed)} did not reach the goal within the budget")
+    lines.append(PAPER_QUOTE)
+    lines.append(f"ES ran: {report.es_command}")
+    lines.append(f"{rl_name} ran: {report.rl.config.get('source')}, {report.rl.config.get('budget_steps'):,} steps "
+                 f"at most, checked every {report.rl.config.get('check_every'):,} steps")
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
+def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
+    """Return against environment steps (left) and wall time (right), both methods; a PNG at ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError("the contrast plot needs matplotlib: pip install 'blackbox-es[plot]'") from None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110, sharey=True)
+    for curve, color in ((report.es, "tab:red"), (report.rl, "tab:blue")):
+        for ax, xs in ((axes[0], curve.steps), (axes[1], curve.times)):
+            ax.plot(xs, curve.returns, color=color, linewidth=1.2, marker=".", markersize=2, label=curve.method)
+        for ax, x in ((axes[0], curve.steps_to_goal), (axes[1], curve.time_to_goal)):
+            if x is not None:
+                ax.axvline(x, color=color, linestyle=":", linewidth=1)
+    for ax, label in ((axes[0], "environment steps"), (axes[1], "wall time (s)")):
+        if report.goal is not None:
+            ax.axhline(report.goal, color="gray", linestyle="--", linewidth=1, label=f"goal {report.goal:g}")
+        ax.set_xlabel(label)
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("return of the current policy (one fresh episode per check)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    title = f"{report.task}: ES against {report.rl.method.split(' (')[0]}"
+    if report.data_ratio is not None and report.time_ratio is not None:
+        title += (f"; ES used {report.data_ratio:.1f}x the steps (paper: {PAPER_DATA[0]:g}-{PAPER_DATA[1]:g}x), "
+                  f"{report.time_ratio:.1f}x {'less' if report.time_ratio > 1 else 'more'} wall time"
+                  if report.time_ratio > 1 else
+                  f"; ES used {report.data_ratio:.1f}x the steps (paper: {PAPER_DATA[0]:g}-{PAPER_DATA[1]:g}x), "
+                  f"{1 / report.time_ratio:.1f}x the wall time")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    atomic_write(path, lambda handle: fig.savefig(handle, format="png"))
+    plt.close(fig)
+    return path
+
+
+def _cell(steps: int | None, seconds: float | None) -> str:
+    return "not reached" if steps is None else f"{steps:,} / {seconds:,.0f} s"
+
+
+def _budget(stop: dict) -> str:
+    parts = [f"{stop['max_steps']:,} steps" if stop.get("max_steps") else "",
+             f"{stop['generations']:,} generations" if stop.get("generations") else "",
+             f"{stop['max_time']:g} s" if stop.get("max_time") else ""]
+    return ", ".join(p for p in parts if p) or "-"
+
+
+def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
+    """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task and baseline."""
+    low, high = PAPER_DATA
+    lines = ["| task | goal | ES (steps / wall to goal) | baseline (steps / wall to goal) | ES data / baseline's "
+             f"(paper: {low:g}-{high:g}x) | baseline wall / ES's | best checks (ES / baseline) | budget (ES; baseline) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        es, rl = r["es"], r["rl"]
+        data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
+        wall = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
+        best = " / ".join("-" if c["best_return"] is None else f"{c['best_return']:,.0f}" for c in (es, rl))
+        goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
+        budget = (f"{_budget(es['config'].get('stop') or {})}; "
+                  f"{_budget({'max_steps': rl['config'].get('budget_steps'), 'max_time': rl['config'].get('max_time')})}")
+        lines.append(f"| {r['task']} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
+                     f"| {rl['method']}: {_cell(rl['steps_to_goal'], rl['time_to_goal'])} | {data} | {wall} | {best} "
+                     f"| {budget} |")
+    lines += ["", PAPER_QUOTE + "."]
+    notes = sorted({note for r in reports for note in r.get("notes", [])})
+    shifted = [r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("reward_shift")]
+    if shifted and not any("reward_shift" in note for note in notes):
+        notes.append(f"{', '.join(shifted)}: ES's best check is its training return, shifted by reward_shift per "
+                     f"step (the survival bonus removed); the goal is confirmed on the task's own reward")
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)

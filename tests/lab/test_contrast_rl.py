@@ -1,0 +1,121 @@
+"""ES against reinforcement learning: the zoo's settings, the ARS translation, the ratios, bad input."""
+
+import importlib.machinery
+import importlib.util
+import json
+
+import pytest
+
+from blackbox.cli import main
+from blackbox.errors import ConfigError
+
+pytest.importorskip("gymnasium")
+needs_sb3 = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("stable_baselines3", "sb3_contrib", "rl_zoo3", "yaml")),
+    reason="needs the rl extra (stable-baselines3, sb3-contrib, rl-zoo3)")
+
+
+@needs_sb3
+def test_zoo_entry_reads_the_installed_yaml_and_maps_v5_to_the_tuned_v4():
+    from torch import nn
+
+    from blackbox.lab.contrast.zoo import zoo_entry
+
+    entry = zoo_entry("ppo", "HalfCheetah-v5")
+    assert entry.key == "HalfCheetah-v4" and entry.task == "HalfCheetah-v5"
+    assert entry.n_envs == 1 and entry.n_timesteps == 1_000_000 and entry.normalize == {}
+    assert entry.kwargs["policy_kwargs"]["activation_fn"] is nn.ReLU
+    assert entry.kwargs["policy_kwargs"]["net_arch"] == {"pi": [256, 256], "vf": [256, 256]}
+    assert entry.describe() == "RL Baselines3 Zoo ppo.yml (the zoo's HalfCheetah-v4 entry)"
+    cartpole = zoo_entry("ppo", "CartPole-v1")
+    assert cartpole.kwargs["learning_rate"](1.0) == pytest.approx(0.001)
+    assert cartpole.kwargs["learning_rate"](0.5) == pytest.approx(0.0005)
+    assert "n_envs" not in cartpole.kwargs and "n_timesteps" not in cartpole.kwargs
+    assert zoo_entry("ars", "Hopper-v5").normalize == {"norm_obs": True, "norm_reward": False}
+
+
+@needs_sb3
+def test_zoo_entry_refuses_a_task_the_zoo_does_not_tune():
+    from blackbox.lab.contrast.zoo import zoo_entry
+
+    with pytest.raises(ConfigError, match=r"RL Baselines3 Zoo has no tuned PPO settings for 'NoSuchTask-v0' "
+                                          r"\(closest entries: .*\); choose a task it tunes"):
+        zoo_entry("ppo", "NoSuchTask-v0")
+
+
+@needs_sb3
+def test_ars_settings_translate_the_zoo_entry_and_name_what_differs():
+    from blackbox.lab.contrast.rl import ars_settings
+    from blackbox.lab.contrast.zoo import zoo_entry
+
+    flags, notes = ars_settings(zoo_entry("ars", "Hopper-v5"))
+    assert flags == ["--strategy", "ars", "--set", "popsize=16", "--set", "top=4", "--set", "sigma=0.025",
+                     "--set", "lr=0.01", "--set", "problem.policy=linear", "--set", "problem.action_bounds=clip",
+                     "--set", "problem.obs_norm=true", "--set", "problem.obs_norm_prob=1.0"]
+    assert any("alive_bonus_offset=-1" in note for note in notes)
+    flags, notes = ars_settings(zoo_entry("ars", "Swimmer-v5"))
+    assert "problem.obs_norm=true" not in flags and "popsize=2" in flags
+    assert not any("alive_bonus" in note for note in notes)
+
+
+def test_missing_sb3_names_the_install_command(monkeypatch, capsys):
+    from blackbox.lab.contrast import zoo
+
+    real = importlib.util.find_spec
+    present = importlib.machinery.ModuleSpec("present", None)  # the others count as installed, wherever this runs
+
+    def find_spec(name, *args):
+        if name == "stable_baselines3":
+            return None
+        if name in ("sb3_contrib", "rl_zoo3"):
+            return present
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(ConfigError) as info:
+        zoo.require_sb3()
+    assert str(info.value).endswith("(stable_baselines3 not installed): pip install 'blackbox-es[rl]'")
+    assert main(["contrast", "rl", "Pendulum-v1"]) == 2
+    assert "pip install 'blackbox-es[rl]'" in capsys.readouterr().err
+
+
+@needs_sb3
+def test_unknown_task_names_the_nearest_ids(capsys, tmp_path):
+    assert main(["contrast", "rl", "Pendulm-v1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("blackbox contrast rl: error: unknown Gymnasium environment 'Pendulm-v1'. "
+                          "Did you mean 'Pendulum-v1'?")
+
+
+def test_ratios_and_report_text():
+    from blackbox.lab.contrast.rl import RLContrastReport
+    from blackbox.lab.contrast.rl_report import describe_rl_contrast
+    from blackbox.lab.contrast.sb3 import RLCurve
+
+    es = RLCurve("blackbox openai-es (preset)", steps=[10, 20], times=[1.0, 2.0], returns=[1.0, 5.0],
+                 steps_to_goal=4_000, time_to_goal=20.0, total_steps=4_000, total_time=20.0)
+    rl = RLCurve("PPO (Stable-Baselines3)", steps=[10], times=[1.0], returns=[5.0], steps_to_goal=1_000,
+                 time_to_goal=100.0, total_steps=1_000, total_time=100.0,
+                 config={"source": "RL Baselines3 Zoo ppo.yml", "budget_steps": 5_000, "check_every": 500})
+    report = RLContrastReport("Pendulum-v1", -200.0, 20, "ppo", es, rl, "blackbox run --problem gym:Pendulum-v1")
+    assert report.data_ratio == pytest.approx(4.0) and report.time_ratio == pytest.approx(5.0)
+    text = describe_rl_contrast(report)
+    assert ("data: ES used 4.00x the environment steps of PPO (paper, against TRPO on MuJoCo: 3-10x; "
+            "this is within that range)") in text
+    assert "wall time: ES was 5.00x faster than PPO to the goal (100.0 s / 20.0 s)" in text
+    rl.steps_to_goal = rl.time_to_goal = None
+    assert report.data_ratio is None and report.time_ratio is None
+    assert "no ratio: PPO (Stable-Baselines3) did not reach the goal within the budget" in describe_rl_contrast(report)
+
+
+@needs_sb3
+def test_contrast_rl_end_to_end_on_a_small_budget(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["contrast", "rl", "CartPole-v1", "--max-steps", "3000", "--out", str(out), "--no-plot"]) == 0
+    report = json.loads((out / "contrast-rl.json").read_text())
+    assert report["task"] == "CartPole-v1" and report["goal"] == 475.0 and report["goal_episodes"] == 20
+    assert report["es_command"] == "blackbox run --problem gym:CartPole-v1 --max-steps 3000 --seed 0"
+    assert report["rl"]["total_steps"] >= 3000 and report["rl"]["config"]["zoo_entry"] == "CartPole-v1"
+    assert report["es"]["steps"] and report["rl"]["steps"]
+    assert main(["contrast", "rl", "CartPole-v1", "--max-steps", "3000", "--out", str(out)]) == 2
+    assert "already holds contrast-rl.json; pass --overwrite" in capsys.readouterr().err
