@@ -70,9 +70,17 @@ def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc
     return 0, int(seeds[0]), exc
 
 
-class Submitted:
+class Submitted(ABC):
     """A generation handed to an executor by :meth:`Executor.submit`; ``result()`` gives what
-    ``evaluate`` gives. This default evaluates when ``result()`` is called."""
+    ``evaluate`` gives. An executor that runs generations in the background returns its own kind."""
+
+    @abstractmethod
+    def result(self) -> EvalResult:
+        """The generation's scores, in row order (waits for them)."""
+
+
+class _Deferred(Submitted):
+    """The default :class:`Submitted`: evaluated when ``result()`` is called."""
 
     def __init__(self, executor: Executor, population: Population, seeds: np.ndarray, state: dict[str, Any] | None):
         self.executor, self.population, self.seeds, self.state = executor, population, seeds, state
@@ -108,7 +116,7 @@ class Executor(ABC):
         """Hand a generation over; its ``result()`` is what :meth:`evaluate` returns. The pipelined
         mode submits generation g+1 before it collects g: an executor that can run both at once
         (the Ray cluster executor) starts it now; by default it is evaluated when collected."""
-        return Submitted(self, population, seeds, state)
+        return _Deferred(self, population, seeds, state)
 
     def bind(self, strategy: Any) -> None:
         """The strategy the run drives (``optimize`` calls it after ``start``, and with None when the

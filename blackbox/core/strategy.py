@@ -495,10 +495,11 @@ def population_state(population: Population) -> dict[str, Any]:
     """A population as plain data (arrays and numbers), to keep in a state."""
     if population.table is None:
         return {"dense": population.params.copy(), "groups": population.groups.copy()}
-    return {"bases": population.bases.copy(), "parents": population.parents.copy(),
-            "offsets": population.offsets.copy(), "signs": population.signs.copy(),
+    table, bases, parents, offsets, signs = population._compact("population_state")
+    return {"bases": bases.copy(), "parents": parents.copy(),
+            "offsets": offsets.copy(), "signs": signs.copy(),
             "groups": population.groups.copy(), "sigma": np.array(population.sigma, dtype=np.float64),
-            "table": np.array([population.table.size, population.table.seed], dtype=np.int64)}
+            "table": np.array([table.size, table.seed], dtype=np.int64)}
 
 
 def population_from_state(state: Mapping[str, Any], dim: int) -> Population:

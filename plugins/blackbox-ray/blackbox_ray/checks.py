@@ -32,6 +32,8 @@ def _probe() -> str:
     signs = np.tile(np.array([1, -1], dtype=np.int8), 100)
     population = Population.compact(table, np.zeros(64), offsets, signs, 0.1)
     linear, squares = block_sums(population, rng.standard_normal(200), rng.random(200))
+    if squares is None:  # block_sums gives the squared sums whenever square coefficients are given
+        raise RuntimeError("the arithmetic probe got no squared sums from block_sums")
     tiny = np.float32(2.0**-126) * np.float32(0.5)  # 0 under flush-to-zero
     return hashlib.blake2b(linear.tobytes() + squares.tobytes() + tiny.tobytes(), digest_size=8).hexdigest()
 

@@ -38,7 +38,7 @@ import cloudpickle
 import numpy as np
 
 from blackbox._validate import check_float, check_int
-from blackbox.core.executor import Executor
+from blackbox.core.executor import Executor, Submitted
 from blackbox.core.population import Population
 from blackbox.core.problem import EvalResult, Problem
 from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
@@ -67,7 +67,7 @@ class ClusterStats(DispatchStats):
     info_rows: int = 0  # rows whose per-row info (observation statistics) travelled
 
 
-class _Submitted:
+class _Submitted(Submitted):
     """A generation started on the nodes; ``result()`` collects it, redoing on the survivors the rows
     of nodes that were lost, and keeps the nodes' total for the strategy's reduction."""
 
@@ -177,7 +177,7 @@ class RayExecutor(Executor):
         self._totals: dict[bytes, np.ndarray] = {}  # plan key -> the nodes' total, until told
         self._number = 0
         self._polled = 0.0
-        self._actor_class = None
+        self._actor_class: Any = None  # ray.remote(NodeAggregator), made on first use
         self._budget: int | None = None
 
     def __repr__(self) -> str:

@@ -61,7 +61,8 @@ class Generation:
         self.finished = False  # the generation's call has returned: late results are dropped
         self.tree: dict[int, asyncio.Future] = {}
         self.copies: dict[int, asyncio.Future] = {}
-        self.stats: collections.Counter = collections.Counter()
+        # counts (int) and seconds (float), sent to the driver as a plain dict
+        self.stats: collections.defaultdict[str, float] = collections.defaultdict(int)
         self.dead: list[Any] = []  # worker pools seen broken in this generation, each counted once
         self.quiet_until = 0.0  # no new steal or backup to ask peers for before then (backoff)
         self.backoff = 0.005
@@ -72,6 +73,12 @@ class Generation:
         self.queue.extend(share)
         self.ready.set()
         self.check_published()
+
+    def inputs(self) -> tuple[Shared, Rows]:
+        """The shared part and rows (a generation is scheduled only once :meth:`start` gave them)."""
+        if self.shared is None or self.rows is None:
+            raise RuntimeError(f"generation {self.g} has not received its rows yet")
+        return self.shared, self.rows
 
     @property
     def others(self) -> list[int]:

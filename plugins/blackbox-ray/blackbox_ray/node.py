@@ -69,7 +69,7 @@ class NodePool(LokyExecutor):
     def open(self, shared: Shared) -> None:
         self._publish(shared)
 
-    def submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+    def start_rows(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
         """Start ``rows``: the future of its Outcome, and the pool it went to (one death breaks a
         pool and every task in it, but counts once)."""
         return self._submit(shared, rows)
@@ -330,7 +330,9 @@ class NodeAggregator:
                 if stolen:
                     gen.stats["stolen"] += len(stolen)
                     gen.queue.extend(stolen)
-                    return gen, gen.next_batch(self.chunks, self.workers), None
+                    index = gen.next_batch(self.chunks, self.workers)
+                    if index is not None:  # always: the queue holds the stolen rows
+                        return gen, index, None
         running = await asyncio.gather(*(gen.peers[k].in_flight.remote(gen.g) for k in others), return_exceptions=True)
         best = None
         for k, batches in zip(others, running):
@@ -347,7 +349,8 @@ class NodeAggregator:
         return gen, np.sort(np.asarray(index, dtype=np.int64)), k
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
-        future, domain = self.pool.submit(gen.shared, gen.rows.subset(index))
+        shared, rows = gen.inputs()
+        future, domain = self.pool.start_rows(shared, rows.subset(index))
         gen.running[future] = (index, time.monotonic())
         self.tasks[future] = (gen, index, attempt, owner, domain)
         self.wrapped[future] = asyncio.wrap_future(future)
@@ -358,6 +361,7 @@ class NodeAggregator:
         gen.running.pop(future, None)
         if gen.finished:
             return  # a late backup, or the tail of an abandoned generation
+        rows = gen.inputs()[1]
         error = future.exception()
         if error is not None and self.pool._is_lost(error):  # a worker died: node-local retry
             if not any(d is domain for d in gen.dead):
@@ -365,7 +369,7 @@ class NodeAggregator:
                 gen.stats["worker_failures"] += 1
             gen.stats["resubmitted"] += 1
             if attempt + 1 > self.pool.max_retries:
-                gen.error = WorkerError(f"rows {gen.rows.subset(index).spans()} were in flight when a worker "
+                gen.error = WorkerError(f"rows {rows.subset(index).spans()} were in flight when a worker "
                                         f"died {attempt + 1} times (max_retries={self.pool.max_retries})")
                 gen.published.set()
                 return
@@ -374,7 +378,7 @@ class NodeAggregator:
         try:
             if error is not None:
                 raise error
-            result, meta = decode_outcome(future.result(), gen.rows.subset(index), "ray")
+            result, meta = decode_outcome(future.result(), rows.subset(index), "ray")
         except Exception as exc:  # noqa: BLE001 - the generation's call raises it
             gen.error = exc
             gen.published.set()
@@ -394,7 +398,7 @@ class NodeAggregator:
     # -- the reduction -------------------------------------------------------------------------
     async def _reduce(self, gen: Generation, fitness: np.ndarray) -> dict[str, Any]:
         """The coefficients from the replica's tell, this node's blocks, and its subtree's sum."""
-        shared, rows = gen.shared, gen.rows
+        shared, rows = gen.inputs()
         c = shared.center_row
         keep = np.arange(len(rows)) if c is None else np.delete(np.arange(len(rows)), c)
         population = Population.join(shared, rows.subset(keep))
