@@ -9,6 +9,7 @@ import pytest
 import blackbox as bb
 from blackbox.core.reduce import REDUCTION, block_sums
 from blackbox.core.strategy import LEGACY_REDUCTION, population_sums
+from blackbox.errors import TellError
 
 
 def fitness(x):
@@ -72,6 +73,6 @@ def test_a_sum_beyond_float32_is_a_diverged_update_not_infinity():
     pop = es.ask()
     f = np.zeros(len(pop))
     f[0] = 1e39
-    with pytest.raises(bb.TellError, match=r"diverged \(the noise-weighted sum's coefficient of noise offset \d+ "
+    with pytest.raises(TellError, match=r"diverged \(the noise-weighted sum's coefficient of noise offset \d+ "
                                            r"\(block 0\) is 1e\+39, beyond float32's range"):
         es.tell(f)

@@ -13,11 +13,12 @@ from blackbox_ray import RayExecutor
 from blackbox_ray.checks import check_node, driver_facts
 
 import blackbox as bb
+from blackbox.errors import WorkerError
 
 
 def test_an_address_that_cannot_be_reached_is_named():
     executor = RayExecutor(address="127.0.0.1:1")
-    with pytest.raises(bb.WorkerError) as info:
+    with pytest.raises(WorkerError) as info:
         executor.start(bb.make_problem("sphere", dim=3))
     assert str(info.value) == (
         "cannot reach a Ray cluster at address '127.0.0.1:1' (ConnectionRefusedError: [Errno 111] Connection "
@@ -29,14 +30,14 @@ def test_an_address_that_cannot_be_reached_is_named():
 def test_a_node_with_other_versions_or_arithmetic_is_refused_by_name():
     mine = driver_facts()
     node = {**mine, "node": "3f2a9c1b" + "0" * 48, "host": "node-7", "numpy": "2.3.0"}
-    with pytest.raises(bb.WorkerError) as info:
+    with pytest.raises(WorkerError) as info:
         check_node(node, mine)
     assert str(info.value) == (
         f"Ray node 3f2a9c1b (host node-7) has blackbox {mine['blackbox']} and numpy 2.3.0, the driver blackbox "
         f"{mine['blackbox']} and numpy {mine['numpy']}: bit-identical results need the same versions on every "
         f"node; install the driver's versions there"
     )
-    with pytest.raises(bb.WorkerError, match=r"^Ray node 3f2a9c1b \(host node-7\) computes other bits than the "
+    with pytest.raises(WorkerError, match=r"^Ray node 3f2a9c1b \(host node-7\) computes other bits than the "
                                              r"driver in an arithmetic probe"):
         check_node({**node, "numpy": mine["numpy"], "probe": "0" * 16}, mine)
     check_node({**node, "numpy": mine["numpy"]}, mine)  # the same facts: accepted
@@ -66,7 +67,7 @@ def test_a_node_that_cannot_import_the_problems_module_is_named(local_ray, tmp_p
 
     executor = RayExecutor(node_timeout=60)
     try:
-        with pytest.raises(bb.WorkerError) as info:
+        with pytest.raises(WorkerError) as info:
             executor.start(Local())
     finally:
         executor.close()
