@@ -1,63 +1,300 @@
-"""Scaling beyond one machine, on paper: modelled wall time per generation for 1 to 1,440 cores.
+"""Scaling beyond one machine, modelled from measured costs: efficiency of the built Ray cluster
+executor and of the previous one at 144, 576 and 1,440 cores.
 
-    python benchmarks/scaling_model.py [--popsize 10000] [--episode-ms 100] [--dim 30000]
-                                       [--task-ms 1.0] [--driver-ms 300] [--chunks-per-worker 2]
-                                       [--cores-per-node 36] [--gbit 10]
+    python benchmarks/scaling_model.py [--json] [--inputs FILE] [--popsize 10000] [--cores 144 576 1440]
+                                       [--dims 30000 166673 1000000] [--cores-per-node 36] [--trials 8]
 
-The model (see ``benchmarks/SCALING.md``), one generation on ``N`` cores:
+One generation of P rows (+ the center row) on N cores, K = ceil(N / c) nodes of c cores. Efficiency is
+``T(1) / (N x T(N))``, where T(1) is the serial run: every episode, ask, the reduction and the update in
+one process. Episode lengths are ``constant`` or ``humanoid`` (half reach the 1,000-step cap, the rest end
+uniformly between 5% and 100% of it); the compute makespan is a Monte Carlo of each design's scheduling.
 
-    compute(N)   = ceil(P / N) x t_episode             every core runs its share of episodes
-    dispatch(N)  = chunks x N x t_task                 the one driver submits and collects every task
-    broadcast(N) = nodes(N) x dim x 8 bytes / bandwidth   the center, once per node, from the head
-    T(N)         = t_driver + compute(N) + dispatch(N) + broadcast(N)
+``previous``: the Ray executor before issue 15: one actor per core, two chunks each (cut between mirrored
+pairs), all submitted at once (static assignment); the driver handles every task and calls ``ray.wait``
+over every ref in flight per completion (O(T^2)); the driver sums the noise (one float32 pass) and
+updates; the center goes to every node from the head.
 
-``t_task`` and ``t_driver`` (ask + tell + seeds at this dim and popsize) are measured with
-``benchmarks/dispatch.py`` and ``benchmarks/ask_tell.py``; ``t_episode`` is the mean episode of
-the task (Humanoid, 1,000 steps: about 0.1 s on one core). Linear speed-up is ``T(1) / N``.
+``built``: one aggregator per node. Per generation the driver makes one call per node; the population
+(compact rows, the center) goes down a binary tree of nodes; rows are scheduled one at a time with
+stealing across nodes and backups of the last rows; nodes exchange fitness among themselves, each
+computes the coefficients and the int64 sums of its blocks (threads over its cores), the sums go up the
+tree to node 0 and from there to the driver, which finishes the sum and updates. ``pipelined``: generation
+g+1 is sampled around the center one update old, so the cores go from the tail of g straight into g+1 and
+the per-generation overhead hides under the compute.
+
+Every input names the command that measured it (``INPUTS``) or says why it is assumed (``ASSUMED``);
+``--inputs FILE`` takes ``benchmarks/scaling_inputs.py --json`` from another machine, and
+``--set name=value`` overrides one.
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import json
 import math
 
+import numpy as np
 
-def model(n: int, args) -> dict[str, float]:
-    compute = math.ceil(args.popsize / n) * args.episode_ms / 1e3
-    dispatch = args.chunks_per_worker * n * args.task_ms / 1e3 if n > 1 else 0.0
-    nodes = math.ceil(n / args.cores_per_node)
-    broadcast = (nodes * args.dim * 8 * 8 / (args.gbit * 1e9)) if n > 1 else 0.0
-    total = args.driver_ms / 1e3 + compute + dispatch + broadcast
-    return {"compute": compute, "dispatch": dispatch, "broadcast": broadcast, "total": total}
+MEASURED = "python benchmarks/scaling_inputs.py (2-core AMD EPYC VM, load average 9; fastest of repeats)"
+
+#: name: (value, unit, where it comes from)
+INPUTS: dict[str, tuple[float, str, str]] = {
+    "reduce_ns": (0.55, "ns per slice x column", MEASURED + ": blackbox.core.reduce, one thread"),
+    "float32_sum_ns": (0.44, "ns per slice x column", MEASURED + ": Population.noise_weighted_sum"),
+    "fixed_ns": (0.58, "ns per column per block", MEASURED + ": int64 fixed-point step of a block"),
+    "combine_ns": (1.37, "ns per column", MEASURED + ": reduce.combine of two partial sums"),
+    "adam_ns": (16.4, "ns per parameter", MEASURED + ": Adam step at dim 1e6"),
+    "shape_ms": (0.59, "ms at P = 1e4", MEASURED + ": centered ranks"),
+    "plan_ms": (0.87, "ms at P = 1e4", MEASURED + ": reduce.plan_sums"),
+    "ask_ms": (0.30, "ms at P = 1e4", MEASURED + ": ask + evaluation seeds"),
+    "rtt_ms": (0.48, "ms", MEASURED + ": one Ray actor call, round trip"),
+    "call_ms": (0.12, "ms of driver CPU", MEASURED + ": one Ray actor call submitted in a batch"),
+    "task_ms": (0.40, "ms of driver CPU", MEASURED + ": one task with 4 in flight (previous executor)"),
+    "wait_a_ms": (0.003, "ms", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
+    "wait_b_us": (0.084, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
+    "scan_b_us": (0.014, "us per ref", "../shared/scale-out/measure_wait.py: the previous executor's scan "
+                                       "of in_flight per completion"),
+    "policy_a_ms": (8.8, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
+    "policy_b_ns": (0.30, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
+}
+ASSUMED: dict[str, tuple[float, str, str]] = {
+    "physics_ms": (93.0, "ms per 1,000 steps", "the paper's ~100 ms Humanoid episode on one core (SCALING.md); "
+                   "measured 484 to 672 ms here under load 8 (scaling_inputs.py): a faster core is the harder "
+                   "case for scaling, so the model takes the faster figure"),
+    "gbit": (10.0, "Gbit/s per node", "a cluster NIC; not measurable on one machine"),
+    "alpha_ms": (0.05, "ms per hop", "latency of one node-to-node message on a LAN; not measurable here"),
+    "node_par": (6.0, "x", "memory-bound speed-up of a node's block sums over its cores (the study's estimate)"),
+    "steal_ms": (1.0, "ms", "latency of the last steal or backup before a generation's end (LAN)"),
+    "result_bytes": (16.0, "bytes per row", "fitness + steps; obs-norm rows add their moments only when sampled"),
+    "chunk_mb": (1.0, "MiB", "the chunk the tree forwards at a time (a setting of the built executor)"),
+}
+PAPER_MINUTES, PAPER_CORES, PAPER_DIM = 10.0, 1440, 166_673  # Salimans et al. 2017: Humanoid in 10 minutes
 
 
-def main() -> None:
+def value(name: str) -> float:
+    return (INPUTS.get(name) or ASSUMED[name])[0]
+
+
+def t_episode_s(dim: int) -> float:
+    return (value("physics_ms") + value("policy_a_ms") + value("policy_b_ns") * dim / 1e3) / 1e3
+
+
+def bw_s(nbytes: float) -> float:
+    return nbytes * 8 / (value("gbit") * 1e9)
+
+
+def tree_s(nbytes: float, nodes: int, per_byte_s: float = 0.0) -> float:
+    """One vector through a binary tree of ``nodes`` (down, or up with a sum at each node), sent in
+    chunks so that the levels overlap: a node sends (or receives) two copies, and each level adds the
+    latency of one chunk."""
+    if nodes <= 1:
+        return 0.0
+    depth = math.ceil(math.log2(nodes + 1))
+    chunk = min(nbytes, value("chunk_mb") * 2**20)
+    return 2 * bw_s(nbytes) + nbytes * per_byte_s + depth * (value("alpha_ms") / 1e3 + 2 * bw_s(chunk))
+
+
+# -- compute makespan --------------------------------------------------------------------------------------
+def lengths(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Episode costs in units of a full (1,000-step) episode."""
+    if kind == "constant":
+        return np.ones(n)
+    if kind == "humanoid":
+        return np.where(rng.random(n) < 0.5, 1.0, rng.uniform(0.05, 1.0, n))
+    raise ValueError(f"lengths must be constant or humanoid, got {kind!r}")
+
+
+def dynamic_makespan(jobs: np.ndarray, cores: int) -> float:
+    """Rows in order, each to the core that frees first (row-level dynamic scheduling with stealing)."""
+    heap = [0.0] * cores
+    for job in jobs.tolist():
+        heapq.heappush(heap, heapq.heappop(heap) + job)
+    return max(heap)
+
+
+def static_pairs_makespan(jobs: np.ndarray, cores: int) -> float:
+    """The previous executor: 2 x cores chunks of whole mirrored pairs, dealt round robin, never moved."""
+    n = len(jobs)
+    cuts = [0]
+    for c in range(1, 2 * cores):
+        cut = int(round(c * n / (2 * cores)))
+        cut += cut % 2  # never between the two rows of a pair
+        if cuts[-1] < cut < n:
+            cuts.append(cut)
+    cuts.append(n)
+    load = np.zeros(cores)
+    for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+        load[j % cores] += jobs[a:b].sum()
+    return float(load.max())
+
+
+def compute(design: str, kind: str, p: int, n: int, t_ep: float, trials: int, seed: int = 0) -> tuple[float, float]:
+    """(makespan, total work) in seconds, averaged over ``trials`` draws of the episode lengths."""
+    rng = np.random.default_rng(seed)
+    spans, works = [], []
+    for _ in range(trials if kind != "constant" else 1):
+        jobs = lengths(kind, p + 1, rng)
+        spans.append(static_pairs_makespan(jobs, n) if design == "previous" else dynamic_makespan(jobs, n))
+        works.append(jobs.sum())
+    return float(np.mean(spans)) * t_ep, float(np.mean(works)) * t_ep
+
+
+def pipelined(kind: str, p: int, n: int, t_ep: float, overhead: float, generations: int = 8,
+              seed: int = 0) -> tuple[float, float]:
+    """Steady state when generation g+1 starts once g-1 is finished and updated: (seconds, episode work)
+    a generation, both over the generations after the first two."""
+    rng = np.random.default_rng(seed)
+    heap = [0.0] * n
+    finish, works = [], []
+    for g in range(generations):
+        release = 0.0 if g < 2 else finish[g - 2] + overhead
+        end = 0.0
+        jobs = lengths(kind, p + 1, rng) * t_ep
+        works.append(float(jobs.sum()))
+        for job in jobs.tolist():
+            t = max(heapq.heappop(heap), release) + job
+            end = max(end, t)
+            heapq.heappush(heap, t)
+        finish.append(end)
+    return (finish[-1] - finish[1]) / (generations - 2), float(np.mean(works[2:]))
+
+
+# -- per-generation overheads --------------------------------------------------------------------------
+def serial_overhead(p: int, dim: int) -> float:
+    """What T(1) adds to the episodes: ask, the reduction over every slice, shaping, plan, update."""
+    scale = p / 1e4
+    return ((value("ask_ms") + value("shape_ms") + value("plan_ms")) * scale / 1e3
+            + (value("reduce_ns") * (p / 2) + value("fixed_ns") * math.ceil(p / 128) + value("adam_ns")) * dim / 1e9)
+
+
+def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]:
+    """Seconds of overhead a generation, by part, not overlapped with the compute."""
+    k = math.ceil(n / c)
+    scale = p / 1e4
+    if design == "previous":
+        tasks = 2 * n
+        dispatch = tasks * (value("task_ms") + value("wait_a_ms")) + (value("wait_b_us") + value("scan_b_us")) / 1e3 * tasks * tasks / 2
+        return {
+            "dispatch": dispatch / 1e3,  # overlaps the compute: see generation()
+            "lag": n * value("call_ms") / 1e3,
+            "ask": value("ask_ms") * scale / 1e3,
+            "broadcast": bw_s(k * 8 * dim),
+            "results": bw_s(p * value("result_bytes")),
+            "tell": (value("float32_sum_ns") * (p / 2) + value("adam_ns")) * dim / 1e9 + value("shape_ms") * scale / 1e3,
+        }
+    hop = value("alpha_ms") / 1e3
+    blocks = math.ceil(p / 2 / 64)
+    blocks_per_node = math.ceil(blocks / k)
+    return {
+        "ask": value("ask_ms") * scale / 1e3,
+        "control": (k * value("call_ms") + value("rtt_ms")) / 1e3,
+        "broadcast": tree_s(33 * p + 8 * dim, k) + (bw_s(33 * p + 8 * dim) if k == 1 else 0.0),
+        "steal": value("steal_ms") / 1e3 if k > 1 else 0.0,
+        "exchange": (hop + bw_s(p * value("result_bytes") * (k - 1) / k)) if k > 1 else 0.0,
+        "coefficients": (value("shape_ms") + value("plan_ms")) * scale / 1e3,
+        "block_sums": (value("reduce_ns") * 64 + value("fixed_ns")) * blocks_per_node * dim / value("node_par") / 1e9,
+        "tree": tree_s(8 * dim, k, value("combine_ns") / 8 / 1e9),
+        "to_driver": bw_s(8 * dim + p * value("result_bytes")) + k * value("call_ms") / 1e3,
+        "update": (value("plan_ms") * scale / 1e3 + (value("combine_ns") + value("adam_ns")) * dim / 1e9),
+    }
+
+
+def generation(design: str, p: int, dim: int, n: int, c: int, kind: str, trials: int,
+               pipeline: bool = False) -> dict:
+    t_ep = t_episode_s(dim)
+    span, work = compute(design, kind, p, n, t_ep, trials)
+    parts = overheads(design, p, dim, n, c)
+    if design == "previous":  # the driver handles completions while the actors run: whichever is longer
+        busy = max(span + parts["lag"], parts["dispatch"])
+        seconds = busy + sum(v for key, v in parts.items() if key not in ("dispatch", "lag"))
+    elif pipeline:
+        seconds, work = pipelined(kind, p, n, t_ep, sum(parts.values()))
+    else:
+        seconds = span + sum(parts.values())
+    serial = work + serial_overhead(p, dim)
+    return {"seconds": seconds, "serial": serial, "compute": span, "parts": parts,
+            "efficiency": serial / (n * seconds)}
+
+
+def rows(p: int, cores: list[int], dims: list[int], c: int, trials: int) -> list[dict]:
+    out = []
+    for kind in ("constant", "humanoid"):
+        for dim in dims:
+            for n in cores:
+                for design, pipeline in (("previous", False), ("built", False), ("built", True)):
+                    g = generation(design, p, dim, n, c, kind, trials, pipeline)
+                    out.append({"design": design, "cores": n, "dim": dim, "lengths": kind, "pipelined": pipeline,
+                                "efficiency": round(g["efficiency"], 4), "seconds": round(g["seconds"], 4)})
+    return out
+
+
+def paper_run(p: int, c: int, trials: int) -> dict:
+    """The paper's Humanoid run: the work 1,440 perfectly used cores do in 10 minutes, on each design."""
+    ideal = generation("built", p, PAPER_DIM, PAPER_CORES, c, "humanoid", trials)
+    generations = PAPER_MINUTES * 60 / (ideal["serial"] / PAPER_CORES)
+    out = {"generations": generations}
+    for design, pipeline in (("previous", False), ("built", False), ("built", True)):
+        g = generation(design, p, PAPER_DIM, PAPER_CORES, c, "humanoid", trials, pipeline)
+        out[f"{design}{' pipelined' if pipeline else ''}"] = generations * g["seconds"] / 60
+    return out
+
+
+def markdown(table: list[dict], cores: list[int]) -> str:
+    lines = ["| lengths | dim | design | " + " | ".join(f"{n:,} cores" for n in cores) + " |",
+             "|---|---:|---|" + "---:|" * len(cores)]
+    keyed = {(r["lengths"], r["dim"], r["design"], r["pipelined"], r["cores"]): r for r in table}
+    for kind in ("constant", "humanoid"):
+        for dim in sorted({r["dim"] for r in table}):
+            for design, pipeline in (("previous", False), ("built", False), ("built", True)):
+                label = design + (", pipelined" if pipeline else "")
+                cells = [f"{keyed[(kind, dim, design, pipeline, n)]['efficiency']:.0%}" for n in cores]
+                lines.append(f"| {kind} | {dim:,} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--popsize", type=int, default=10_000, help="episodes per generation")
-    parser.add_argument("--episode-ms", type=float, default=100.0, help="mean episode time on one core")
-    parser.add_argument("--dim", type=int, default=30_000, help="policy parameters")
-    parser.add_argument("--task-ms", type=float, default=1.0, help="driver time per task (measured)")
-    parser.add_argument("--driver-ms", type=float, default=300.0, help="ask + tell per generation (measured)")
-    parser.add_argument("--chunks-per-worker", type=float, default=2.0)
+    parser.add_argument("--json", action="store_true", help='print {"rows": [...]} as JSON')
+    parser.add_argument("--inputs", help="JSON from benchmarks/scaling_inputs.py --json")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override one input")
+    parser.add_argument("--popsize", type=int, default=10_000)
+    parser.add_argument("--cores", type=int, nargs="+", default=[144, 576, 1440])
+    parser.add_argument("--dims", type=int, nargs="+", default=[30_000, 166_673, 1_000_000])
     parser.add_argument("--cores-per-node", type=int, default=36)
-    parser.add_argument("--gbit", type=float, default=10.0, help="head node bandwidth, Gbit/s")
-    parser.add_argument("--cores", type=int, nargs="+",
-                        default=[1, 2, 8, 18, 36, 72, 144, 288, 576, 720, 1000, 1440])
-    args = parser.parse_args()
-    base = model(1, args)["total"]
-    knee = math.sqrt(args.popsize * args.episode_ms / (args.chunks_per_worker * args.task_ms))
-    print(f"P={args.popsize} episodes of {args.episode_ms:g} ms, dim {args.dim:,}, {args.task_ms:g} ms "
-          f"per task x {args.chunks_per_worker:g} tasks per core, driver {args.driver_ms:g} ms")
-    header = (f"{'cores':>6} {'compute s':>10} {'dispatch s':>11} {'bcast s':>8} {'T(N) s':>9} "
-              f"{'linear s':>9} {'speed-up':>9} {'efficiency':>10}")
-    print(header)
-    print("-" * len(header))
-    for n in args.cores:
-        m = model(n, args)
-        linear = base / n
-        print(f"{n:>6} {m['compute']:>10.3f} {m['dispatch']:>11.3f} {m['broadcast']:>8.4f} {m['total']:>9.3f} "
-              f"{linear:>9.3f} {base / m['total']:>8.0f}x {linear / m['total']:>9.0%}")
-    print(f"dispatch equals compute near N = sqrt(P t_episode / (chunks t_task)) = {knee:.0f} cores")
+    parser.add_argument("--trials", type=int, default=8, help="Monte Carlo draws of variable episode lengths")
+    parser.add_argument("--breakdown", type=int, default=1440, help="print the built design's overheads at this core count")
+    args = parser.parse_args(argv)
+    overrides = {}
+    if args.inputs:
+        with open(args.inputs) as handle:
+            overrides.update(json.load(handle)["inputs"])
+    for item in args.set:
+        name, _, text = item.partition("=")
+        overrides[name] = float(text)
+    for name, number in overrides.items():
+        table = INPUTS if name in INPUTS else ASSUMED if name in ASSUMED else None
+        if table is None:
+            parser.error(f"unknown input {name!r}; known: {', '.join(sorted(INPUTS) + sorted(ASSUMED))}")
+        table[name] = (float(number), table[name][1], f"overridden ({args.inputs or '--set'})")
+    table = rows(args.popsize, args.cores, args.dims, args.cores_per_node, args.trials)
+    if args.json:
+        print(json.dumps({"rows": table}))
+        return
+    print(f"P = {args.popsize:,}, {args.cores_per_node} cores per node; efficiency T(1) / (N T(N))\n")
+    print(markdown(table, args.cores))
+    for dim in args.dims:
+        g = generation("built", args.popsize, dim, args.breakdown, args.cores_per_node, "constant", args.trials)
+        parts = ", ".join(f"{key} {v * 1e3:.1f}" for key, v in g["parts"].items())
+        print(f"\nbuilt at {args.breakdown:,} cores, dim {dim:,} (episode {t_episode_s(dim) * 1e3:.0f} ms): "
+              f"T {g['seconds'] * 1e3:.0f} ms = compute {g['compute'] * 1e3:.0f} + ms: {parts}")
+    paper = paper_run(args.popsize, args.cores_per_node, args.trials)
+    print(f"\nThe paper's Humanoid run (the work of {PAPER_CORES:,} cores for {PAPER_MINUTES:g} minutes: "
+          f"{paper['generations']:.0f} generations of {args.popsize:,} at dim {PAPER_DIM:,}, Humanoid-like lengths): "
+          + ", ".join(f"{name} {minutes:.1f} min" for name, minutes in paper.items() if name != "generations"))
+    print("\nInputs:")
+    for name, (number, unit, source) in {**INPUTS, **ASSUMED}.items():
+        print(f"  {name} = {number:g} {unit}: {source}")
 
 
 if __name__ == "__main__":

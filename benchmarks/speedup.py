@@ -130,14 +130,25 @@ def main() -> None:
     parser.add_argument("--ceiling", action="store_true",
                         help="also time independent serial runs side by side: the best speed-up this machine allows")
     parser.add_argument("--copies", type=int, default=2, help="serial runs at once for --ceiling (the worker count)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="rounds of every measurement, interleaved; each figure is its best round (on a "
+                             "machine shared with other jobs, the rounds least disturbed by them)")
     parser.add_argument("--serial-seconds", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serial_seconds:  # a child of ceiling(): one serial run, its seconds per generation as JSON
         row = measure(args.problem, args.strategy, args.generations, ["serial"], args.seed, log=lambda *a: None)[0]
         print(json.dumps({"seconds": row["seconds"]}))
         return
-    rows = measure(args.problem, args.strategy, args.generations, args.executors, args.seed)
-    print(f"\n{args.strategy} on {args.problem}, {args.generations} generations, seed {args.seed}")
+    rounds, tops = [], []
+    for _ in range(max(1, args.repeats)):
+        rounds.append(measure(args.problem, args.strategy, args.generations, args.executors, args.seed))
+        if args.ceiling:
+            tops.append(ceiling(args.problem, args.strategy, args.generations, args.copies, args.seed))
+    rows = [min((r[i] for r in rounds), key=lambda row: row["seconds"]) for i in range(len(args.executors))]
+    for row in rows:
+        row["speedup"] = rows[0]["seconds"] / row["seconds"]
+    print(f"\n{args.strategy} on {args.problem}, {args.generations} generations, seed {args.seed}"
+          + (f", best of {len(rounds)} interleaved rounds" if len(rounds) > 1 else ""))
     width = max(24, *(len(r["executor"]) for r in rows))
     header = (f"{'executor':<{width}} {'s/gen':>8} {'steps/s':>12} {'speed-up':>9} {'eval CPU s/gen':>15} "
               f"{'same center':>12}")
@@ -148,9 +159,12 @@ def main() -> None:
         print(f"{row['executor']:<{width}} {row['seconds']:>8.3f} {steps_per_s:>12,.0f} {row['speedup']:>8.2f}x "
               f"{row['cpu']:>15.3f} {'yes' if row['same_center'] else 'NO':>12}")
     if args.ceiling:
-        top = ceiling(args.problem, args.strategy, args.generations, args.copies, args.seed)
-        print(f"\nMachine ceiling: one serial run alone {top['alone']:.3f} s/gen, {top['copies']} at once "
-              f"{top['together']:.3f} s/gen each: at most {top['speedup']:.2f}x from {top['copies']} workers here")
+        alone, together = min(t["alone"] for t in tops), min(t["together"] for t in tops)
+        best = args.copies * alone / together
+        print(f"\nMachine ceiling: one serial run alone {alone:.3f} s/gen, {args.copies} at once "
+              f"{together:.3f} s/gen each: at most {best:.2f}x from {args.copies} workers here")
+        for row in rows[1:]:
+            print(f"{row['executor']}: {row['speedup']:.2f}x = {row['speedup'] / best:.0%} of the ceiling")
 
 
 if __name__ == "__main__":

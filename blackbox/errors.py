@@ -25,6 +25,8 @@ __all__ = [
     "RunInUseError",
     "StorageError",
     "DatasetError",
+    "ReductionError",
+    "SumOverflowError",
     "did_you_mean",
 ]
 
@@ -100,6 +102,16 @@ class StorageError(BlackboxError, OSError):
 
 class DatasetError(BlackboxError, ValueError):
     """A data file is missing or malformed (bad header, truncated data, inconsistent sizes)."""
+
+
+class ReductionError(BlackboxError, ValueError):
+    """Partial noise-weighted sums that do not make one whole: made for another generation's
+    coefficients, a block counted twice, or a block missing."""
+
+
+class SumOverflowError(ReductionError, OverflowError):
+    """A noise-weighted sum that cannot be computed exactly: a coefficient that is not finite, or
+    sums beyond float32's range. Refused instead of wrapped or rounded to infinity."""
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

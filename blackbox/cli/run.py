@@ -75,6 +75,9 @@ def add_parser(sub) -> None:
     parser.add_argument("--seed", type=int, help="run seed (default: 0)")
     parser.add_argument("--center-eval", dest="evaluate_center", action=argparse.BooleanOptionalAction,
                         default=None, help="evaluate the unperturbed center every generation (default: on)")
+    parser.add_argument("--pipelined", action="store_true", default=None,
+                        help="sample generation g+1 before g is told: cores never wait for a generation's last "
+                             "episodes (the update is one generation old; deterministic; see the README)")
     parser.add_argument("--preset", action=argparse.BooleanOptionalAction, default=None,
                         help="fill settings not given from the problem's recommended ones (default: on; "
                              "e.g. gym:CartPole-v1's tuned OpenAI-ES, budget and goal)")
@@ -94,7 +97,7 @@ def apply_flags(config: RunConfig, args: argparse.Namespace) -> None:
     for pair in getattr(args, "settings", []):
         key, value = parse_set(pair)
         set_override(config, key, value, f"--set {key}")
-    for key in ("seed", "evaluate_center", "preset"):
+    for key in ("seed", "evaluate_center", "pipelined", "preset"):
         if getattr(args, key, None) is not None:
             set_value(config, (key,), getattr(args, key), f"--{key.replace('_', '-')}")
     for key, _, _ in _STOP_FLAGS:

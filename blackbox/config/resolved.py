@@ -82,6 +82,8 @@ class ResolvedRun:
     log: Logging = Logging()
     seed: int = 0
     evaluate_center: bool = True
+    #: Sample generation g+1 before g is told (written into RUN/config.toml only when on).
+    pipelined: bool = False
     preset: bool = True
     #: The run directory a config file asked for (never written into RUN/config.toml).
     out: str | None = None
@@ -95,6 +97,8 @@ class ResolvedRun:
     def to_dict(self) -> dict[str, Any]:
         """The run as ``RUN/config.toml`` holds it (``blackbox run --config`` repeats the run from it)."""
         out: dict[str, Any] = {"seed": self.seed, "evaluate_center": self.evaluate_center, "preset": self.preset}
+        if self.pipelined:
+            out["pipelined"] = True
         for kind in KINDS:
             component = self.component(kind)
             out[kind] = {"name": component.name, **component.options}

@@ -5,6 +5,7 @@ every option filled in, so that ``blackbox run --config RUN/config.toml`` repeat
 
     seed = 0                    # the run seed: strategy RNG and every evaluation seed
     evaluate_center = true      # evaluate the unperturbed center each generation
+    pipelined = false           # sample generation g+1 before g is told (its update one generation old)
     preset = true               # fill what is not given from the problem's recommended settings
     out = "runs/nes"            # optional: the run directory (never written into RUN/config.toml)
 
@@ -79,8 +80,8 @@ _SECTIONS: dict[str, dict[str, Callable]] = {
     "checkpoint": {"every": _NONNEGATIVE, "keep": _COUNT},
     "log": {"tensorboard": check_bool, "plot": check_bool},
 }
-_SCALARS: dict[str, Callable] = {"seed": _NONNEGATIVE, "evaluate_center": check_bool, "preset": check_bool,
-                                 "out": check_string}
+_SCALARS: dict[str, Callable] = {"seed": _NONNEGATIVE, "evaluate_center": check_bool, "pipelined": check_bool,
+                                 "preset": check_bool, "out": check_string}
 _COMPONENT_DEFAULTS = {"strategy": "openai-es", "problem": "quadratic", "executor": "serial"}
 TOP_KEYS = (*_SCALARS, *COMPONENTS, *_SECTIONS)
 
@@ -261,7 +262,7 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
         **{kind: _complete(kind, component) for kind, component in components.items()},
         stop=Stop(**stop), checkpoint=Checkpointing(**sections["checkpoint"]), log=Logging(**sections["log"]),
         seed=config.values.get("seed", 0), evaluate_center=config.values.get("evaluate_center", True),
-        preset=preset, out=out,
+        pipelined=config.values.get("pipelined", False), preset=preset, out=out,
     )
 
 
@@ -365,7 +366,8 @@ def _apply_preset(config: RunConfig, components: dict[str, Component],
 
 
 def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor: str = "serial", *,
-               seed: int = 0, evaluate_center: bool = True, stop: dict[str, Any] | None = None,
+               seed: int = 0, evaluate_center: bool = True, pipelined: bool = False,
+               stop: dict[str, Any] | None = None,
                checkpoint: dict[str, Any] | None = None, log: dict[str, Any] | None = None,
                **strategy_options: Any) -> ResolvedRun:
     """A resolved run from Python: specs, budget and options, checked like a config file.
@@ -379,6 +381,8 @@ def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor
         set_override(config, key, value, key)
     set_value(config, ("seed",), seed, "seed")
     set_value(config, ("evaluate_center",), evaluate_center, "evaluate_center")
+    if pipelined:
+        set_value(config, ("pipelined",), True, "pipelined")
     for section, table in (("stop", stop), ("checkpoint", checkpoint), ("log", log)):
         for key, value in (table or {}).items():
             set_value(config, (section, key), value, f"{section}[{key!r}]")

@@ -18,7 +18,7 @@ from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
 from .problem import EvalResult, Problem, check_eval_result
 
-__all__ = ["Executor", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
+__all__ = ["Executor", "Submitted", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
 
 # Rows are materialized in batches of at most this many float64 values (128 MB).
 _MAX_BATCH_VALUES = 2**24
@@ -150,6 +150,25 @@ def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc
     return 0, int(seeds[0]), exc
 
 
+class Submitted(ABC):
+    """A generation handed to an executor by :meth:`Executor.submit`; ``result()`` gives what
+    ``evaluate`` gives. An executor that runs generations in the background returns its own kind."""
+
+    @abstractmethod
+    def result(self) -> EvalResult:
+        """The generation's scores, in row order (waits for them)."""
+
+
+class _Deferred(Submitted):
+    """The default :class:`Submitted`: evaluated when ``result()`` is called."""
+
+    def __init__(self, executor: Executor, population: Population, seeds: np.ndarray, state: dict[str, Any] | None):
+        self.executor, self.population, self.seeds, self.state = executor, population, seeds, state
+
+    def result(self) -> EvalResult:
+        return self.executor.evaluate(self.population, self.seeds, self.state)
+
+
 class Executor(ABC):
     """Base class of executors: start, evaluate in row order, close."""
 
@@ -172,6 +191,18 @@ class Executor(ABC):
         self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
     ) -> EvalResult:
         """Scores of every row of ``population``, in row order; ``state`` is the problem's."""
+
+    def submit(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> Submitted:
+        """Hand a generation over; its ``result()`` is what :meth:`evaluate` returns. The pipelined
+        mode submits generation g+1 before it collects g: an executor that can run both at once
+        (the Ray cluster executor) starts it now; by default it is evaluated when collected."""
+        return _Deferred(self, population, seeds, state)
+
+    def bind(self, strategy: Any) -> None:
+        """The strategy the run drives (``optimize`` calls it after ``start``, and with None when the
+        run is over). An executor that can take over the noise-weighted sums of ``tell`` (the Ray
+        cluster executor) sets ``strategy.reducer`` here and restores it on ``bind(None)``; the sums
+        it returns must have the bits of the strategy's own reduction. Default: nothing."""
 
     def close(self) -> None:
         """Release workers; the executor can be started again afterwards."""

@@ -100,7 +100,7 @@ class NoiseTable:
         return cls.get(size, seed)
 
     def __reduce__(self):
-        return (NoiseTable.get, (self.size, self.seed))
+        return (_shared_table, (self.size, self.seed))
 
     def __len__(self) -> int:
         return self.size
@@ -223,6 +223,13 @@ class NoiseTable:
                     np.multiply(tmp_chunk, noise, out=tmp_chunk)
                     np.add(sq_chunk, tmp_chunk, out=sq_chunk)
         return linear, squares
+
+
+def _shared_table(size: int, seed: int) -> NoiseTable:
+    """``NoiseTable.get`` as a module-level function: what a pickled table calls when loaded.
+    (cloudpickle, which Ray and loky use, would pickle a classmethod by value, with the lock
+    it refers to, and fail.)"""
+    return NoiseTable.get(size, seed)
 
 
 def _generate_into(out: np.ndarray, seed: int) -> None:

@@ -13,6 +13,11 @@ A strategy declares its hyperparameters once, as a ``Params`` dataclass (:mod:`b
 and the attributes that evolve as it runs in ``state_fields`` (:mod:`blackbox.core.state`); the
 base class builds the constructor's options and the state I/O from those declarations. ``tell``
 reduces a compact population through :meth:`Strategy.reduce`, the one place an executor can take over.
+
+The reduction in use is part of the state (``state_dict()["reduction"]``): new strategies use
+:data:`~blackbox.core.reduce.REDUCTION`, whose bits do not depend on how the sums are split among
+threads, processes or machines (:mod:`blackbox.core.reduce`); a state without the key (written by
+0.1.0) resumes with 0.1.0's one float32 pass, bit-identically.
 """
 
 from __future__ import annotations
@@ -37,12 +42,18 @@ from .._validate import (
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
 from .params import Params, make_params, options_signature
 from .population import Population
+from .reduce import REDUCTION, block_sums
 from .state import check_fields, check_rng_state, save_fields
 
-__all__ = ["Strategy", "Reducer", "population_sums", "check_fitness"]
+__all__ = ["Strategy", "Reducer", "population_sums", "check_fitness", "LEGACY_REDUCTION", "REDUCTIONS"]
 
-#: The keys every ``state_dict()`` has, whatever the strategy.
+#: The keys every ``state_dict()`` has, whatever the strategy (``"reduction"`` too, but a state
+#: written by 0.1.0 lacks it).
 BASE_STATE = ("strategy", "dim", "popsize", "seed", "generation", "rng", "center", "sigma", "update_norm")
+#: 0.1.0's reduction: one float32 pass over the distinct slices in offset order, in one process.
+LEGACY_REDUCTION = "float32"
+#: The reductions this version computes, by the name a state records.
+REDUCTIONS = (REDUCTION, LEGACY_REDUCTION)
 
 
 class Reducer(Protocol):
@@ -50,7 +61,9 @@ class Reducer(Protocol):
 
     ``(sum_i c_i s_i eps_i, sum_i q_i eps_i**2)`` for coefficients ``c`` and square coefficients
     ``q`` (None: the second sum is not needed and None is returned for it), with ``eps_i`` row
-    i's noise-table slice and ``s_i`` its sign, as float32 vectors of length ``dim``.
+    i's noise-table slice and ``s_i`` its sign, as float64 vectors of length ``dim``, with the bits
+    of :func:`blackbox.core.reduce.block_sums` (an executor that takes over may split the blocks
+    any way it likes: the integers it adds do not depend on the split).
     """
 
     def __call__(self, population: Population, coefficients: np.ndarray,
@@ -59,7 +72,8 @@ class Reducer(Protocol):
 
 def population_sums(population: Population, coefficients: np.ndarray,
                     square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """The default :class:`Reducer`: ``Population.noise_weighted_sum(s)``, in this process."""
+    """0.1.0's reduction (:data:`LEGACY_REDUCTION`): ``Population.noise_weighted_sum(s)``, float32, in
+    this process. A strategy whose state says ``"float32"`` (a run started by 0.1.0) reduces with it."""
     if square_coefficients is None:
         return population.noise_weighted_sum(coefficients), None
     return population.noise_weighted_sums(coefficients, square_coefficients)
@@ -126,8 +140,13 @@ class Strategy(ABC):
     sigma_is_param: ClassVar[bool] = True
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
-    #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: in-process sums).
-    reducer: Reducer = staticmethod(population_sums)
+    #: True when ``_tell`` uses only the population it is given, nothing its last ``_ask`` kept: then
+    #: the pipelined mode may sample the next population before this one is told (:meth:`ask_ahead`).
+    #: False by default, so that a strategy written without the mode in mind is never fed the wrong rows.
+    asks_ahead: ClassVar[bool] = False
+    #: What :meth:`reduce` calls; an executor may set its own on a strategy (default: the fixed
+    #: blocks summed in this process).
+    reducer: Reducer = staticmethod(block_sums)
     #: The constructor's arguments while the start is open (see :meth:`start_at`); an instance attribute.
     _construction: tuple[tuple[Any, ...], dict[str, Any]]
 
@@ -171,6 +190,13 @@ class Strategy(ABC):
         self._pending: Population | None = None
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
+        # The pipelined mode: a population asked ahead of the pending one's tell, and whether the
+        # pending population must be kept in the state (it was sampled before an update it now follows).
+        self._ahead: Population | None = None
+        self._rng_state_at_ahead: Mapping[str, Any] | None = None
+        self._pending_kept = False
+        #: The reduction of the noise-weighted sums (a state written by 0.1.0 sets LEGACY_REDUCTION).
+        self.reduction: str = REDUCTION
         if self.Params is not None:
             try:
                 self._setup()
@@ -229,6 +255,11 @@ class Strategy(ABC):
         """True between ``ask()`` and the matching ``tell()``."""
         return self._pending is not None
 
+    @property
+    def pending_population(self) -> Population | None:
+        """The population the next ``tell()`` is for (None when nothing is pending)."""
+        return self._pending
+
     def ask(self) -> Population:
         """Sample the next population (``popsize`` rows of ``dim`` parameters)."""
         self._check_usable()
@@ -246,6 +277,27 @@ class Strategy(ABC):
             raise self._out_of_memory("ask()", exc) from None
         self._pending = population
         return population
+
+    def ask_ahead(self) -> Population:
+        """Sample the population after the pending one, now, around the current center: the
+        pipelined mode (generation g+1 evaluated while g finishes; its update is one generation
+        old when it is told). ``tell`` then applies to the pending population and the one asked
+        ahead becomes pending; the order of asks and tells fixes every bit of the run."""
+        self._check_usable()
+        if not self.asks_ahead:
+            raise StateError(
+                f"{self.name or type(self).__name__} cannot sample ahead: its tell() uses what its last ask() kept; "
+                f"run it without the pipelined mode"
+            )
+        if self._pending is None:
+            raise StateError("ask_ahead() needs a pending population; call ask() first, then ask_ahead()")
+        if self._ahead is not None:
+            raise StateError(
+                "ask_ahead() called twice without tell(); tell() the pending population's fitness first"
+            )
+        self._rng_state_at_ahead = self.rng.bit_generator.state
+        self._ahead = self._ask()
+        return self._ahead
 
     def tell(self, fitness: Any) -> None:
         """Update from one fitness value per row of the last ``ask()`` (higher is better).
@@ -275,8 +327,9 @@ class Strategy(ABC):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
             norm = float(np.linalg.norm(self._center - previous))
-        self._pending = None
-        self._rng_state_at_ask = None
+        self._pending, self._ahead = self._ahead, None  # a population asked ahead is now pending
+        self._pending_kept = self._pending is not None
+        self._rng_state_at_ask = self._rng_state_at_ahead = None
         self.generation += 1
         self.update_norm = float(norm)
 
@@ -321,6 +374,10 @@ class Strategy(ABC):
         after loading, the next ``ask()`` returns the same population again.
         """
         rng_state = self._rng_state_at_ask if self._pending is not None else self.rng.bit_generator.state
+        pending = None
+        if self._pending_kept and self._pending is not None:  # sampled before the last update: keep
+            pending = population_state(self._pending)  # it, and the generator after it
+            rng_state = self._rng_state_at_ahead or self.rng.bit_generator.state
         state = {
             "strategy": self.name or type(self).__name__,
             "dim": self.dim,
@@ -331,7 +388,10 @@ class Strategy(ABC):
             "center": self._center.copy(),
             "sigma": self.sigma,
             "update_norm": self.update_norm,
+            "reduction": self.reduction,
         }
+        if pending is not None:
+            state["asked_ahead"] = pending
         state.update(save_fields(self, self.state_fields))
         state.update(self._state_dict())
         return state
@@ -356,6 +416,12 @@ class Strategy(ABC):
         check_state_layout({key: template[key] for key in declared}, state)
         if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
             raise ConfigError("state_dict center is not finite")
+        reduction = state.get("reduction", LEGACY_REDUCTION)  # absent: written by 0.1.0
+        if reduction not in REDUCTIONS:
+            raise ConfigError(
+                f"state_dict reduction {reduction!r} is not known to this version of blackbox (it knows "
+                f"{', '.join(repr(r) for r in REDUCTIONS)}); resume the run with the version that wrote it"
+            )
         self._check_base_state(state)
         fields = check_fields(self, self.state_fields, state, rows=self.state_rows, bounds=self.state_bounds)
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
@@ -367,6 +433,10 @@ class Strategy(ABC):
         self._pending = None
         self._rng_state_at_ask = None
         self._diverged = None
+        self._ahead, self._rng_state_at_ahead, self._pending_kept = None, None, False
+        if "asked_ahead" in state:  # a population asked ahead (pipelined mode): pending again, as saved
+            self._pending, self._pending_kept = population_from_state(state["asked_ahead"], self.dim), True
+        self.reduction = str(reduction)
         for name in self.state_fields:
             current = getattr(self, name)
             if callable(getattr(current, "load_state_dict", None)):
@@ -411,7 +481,10 @@ class Strategy(ABC):
     def reduce(self, population: Population, coefficients: np.ndarray,
                square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """The noise-weighted sums of a compact population (see :class:`Reducer`): the one place
-        where ``tell`` reduces the rows, through ``self.reducer``."""
+        where ``tell`` reduces the rows, through ``self.reducer`` (or, for a run started by 0.1.0,
+        with 0.1.0's float32 pass in this process, so that it continues bit-identically)."""
+        if self.reduction == LEGACY_REDUCTION:
+            return population_sums(population, coefficients, square_coefficients)
         return self.reducer(population, coefficients, square_coefficients)
 
     def stop_reason(self) -> str | None:
@@ -441,6 +514,41 @@ class Strategy(ABC):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+
+
+def population_state(population: Population) -> dict[str, Any]:
+    """A population as plain data (arrays and numbers), to keep in a state."""
+    if population.table is None:
+        return {"dense": population.params.copy(), "groups": population.groups.copy()}
+    table, bases, parents, offsets, signs = population._compact("population_state")
+    return {"bases": bases.copy(), "parents": parents.copy(),
+            "offsets": offsets.copy(), "signs": signs.copy(),
+            "groups": population.groups.copy(), "sigma": np.array(population.sigma, dtype=np.float64),
+            "table": np.array([table.size, table.seed], dtype=np.int64)}
+
+
+def population_from_state(state: Mapping[str, Any], dim: int) -> Population:
+    """The population :func:`population_state` describes (ConfigError if it does not fit ``dim``)."""
+    from .noise import NoiseTable
+
+    try:
+        groups = np.asarray(state["groups"], dtype=np.int64)
+        if "dense" in state:
+            dense = np.asarray(state["dense"], dtype=np.float64)
+            if dense.ndim != 2 or dense.shape[1] != dim or len(dense) != len(groups):
+                raise ValueError(f"dense rows of shape {dense.shape}")
+            return Population.from_dense(dense, groups)
+        size, seed = (int(v) for v in np.asarray(state["table"]).reshape(2))
+        bases = np.atleast_2d(np.asarray(state["bases"], dtype=np.float64))
+        offsets = np.asarray(state["offsets"], dtype=np.int64)
+        if bases.shape[1] != dim or not (len(offsets) == len(groups) == len(state["signs"]) == len(state["parents"])):
+            raise ValueError("arrays of other lengths")
+        sigma = np.asarray(state["sigma"], dtype=np.float64)
+        return Population.compact(NoiseTable.get(size, seed), bases, offsets, np.asarray(state["signs"], dtype=np.int8),
+                                  float(sigma) if sigma.ndim == 0 else sigma,
+                                  np.asarray(state["parents"], dtype=np.int64), groups)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"state_dict asked_ahead population does not fit this strategy: {exc}") from None
 
 
 #: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.

@@ -94,6 +94,8 @@ class Run:
     executor: Executor
     seed: int
     evaluate_center: bool = True
+    #: Pipelined mode: generation g+1 is sampled (ask_ahead) and its inputs fixed before g is told.
+    pipelined: bool = False
     evaluations: int = 0
     steps: int = 0
     elapsed: float = 0.0
@@ -104,6 +106,11 @@ class Run:
     stop: list[Any] = field(default_factory=list)
     settled: bool = True
     _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
+    #: Pipelined mode: the problem's state and the center when the pending population was asked.
+    _pending_state: dict[str, Any] | None = field(default=None, repr=False)
+    _pending_center: np.ndarray | None = field(default=None, repr=False)
+    #: Pipelined mode: the generation handed to the executor and not collected yet (never saved).
+    _inflight: tuple[Any, Any] | None = field(default=None, repr=False)
 
     def state_dict(self) -> dict[str, Any]:
         """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
@@ -112,6 +119,9 @@ class Run:
             "elapsed": self.elapsed, "best_fitness": self.best_fitness,
             "best_params": self.strategy.center.copy() if self.best_params is None else self.best_params,
             "evaluate_center": self.evaluate_center,
+            **({"pipelined": True, "pending_state": self._pending_state or {},
+                "pending_center": self.strategy.center.copy() if self._pending_center is None else self._pending_center}
+               if self.pipelined else {}),
             "stop": [{"type": type(c).__name__, "state": c.state_dict()}
                      for c in self.stop if isinstance(c, StopCondition)],
         }
@@ -139,6 +149,11 @@ class Run:
         self.best_fitness, self.best_params = best_fitness, best_params
         if "evaluate_center" in state:
             self.evaluate_center = bool(state["evaluate_center"])
+        self._inflight = None
+        if state.get("pipelined"):
+            self.pipelined = True
+            self._pending_state = dict(state.get("pending_state") or {})
+            self._pending_center = np.array(state["pending_center"], dtype=np.float64)
         self._stop_state = list(stop)
         if self.stop:
             self.attach_stop(self.stop)  # the conditions already attached take the saved state now
@@ -183,11 +198,23 @@ class Run:
         started = time.perf_counter()
         self.settled = False
         strategy = self.strategy
-        population = strategy.ask()
-        batch = population.with_center(strategy.center) if self.evaluate_center else population
-        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
-        state = self.problem.state_dict()
-        result = self.executor.evaluate(batch, seeds, state or None)
+        if self.pipelined:
+            if self._inflight is None:  # the first generation, or the first after a resume
+                batch, seeds, state = self._inputs_of_pending()
+                self._inflight = (batch, self.executor.submit(batch, seeds, state or None))
+            batch, submitted = self._inflight
+            following = self._ask_ahead_inputs()  # g+1, around the center of now
+            self._inflight = (following[0], self.executor.submit(following[0], following[1], following[2] or None))
+            now = self.problem.state_dict()
+            result = submitted.result()
+            if now:  # an executor that evaluates in this process installed the older state here
+                self.problem.load_state_dict(now)
+        else:
+            population = strategy.ask()
+            batch = population.with_center(strategy.center) if self.evaluate_center else population
+            seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, self.problem.shared_seed)
+            state = self.problem.state_dict()
+            result = self.executor.evaluate(batch, seeds, state or None)
         self.problem.observe(result)
         fitness, center = batch.separate_center(result.fitness)
         strategy.tell(fitness)
@@ -198,6 +225,27 @@ class Run:
         record = _make_record(self, fitness, center, time.perf_counter() - started)
         self.records.append(record)
         return record
+
+    def _inputs_of_pending(self):
+        """The pending generation's batch, seeds and problem state (sampled before the previous
+        generation was told, it evaluates under the problem's state of then)."""
+        strategy, problem = self.strategy, self.problem
+        if not strategy.pending:  # the first generation: nothing was asked ahead
+            strategy.ask()
+            self._pending_state, self._pending_center = problem.state_dict(), strategy.center.copy()
+        population = strategy.pending_population
+        batch = population.with_center(self._pending_center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation, batch.groups, problem.shared_seed)
+        return batch, seeds, self._pending_state
+
+    def _ask_ahead_inputs(self):
+        """Sample generation g+1 now (one update old when it is told); its batch, seeds and state."""
+        strategy, problem = self.strategy, self.problem
+        population = strategy.ask_ahead()
+        self._pending_state, self._pending_center = problem.state_dict(), strategy.center.copy()
+        batch = population.with_center(self._pending_center) if self.evaluate_center else population
+        seeds = evaluation_seeds(self.seed, strategy.generation + 1, batch.groups, problem.shared_seed)
+        return batch, seeds, self._pending_state
 
     def _track_best(self, batch, result: EvalResult) -> None:
         """Keep the best row seen so far (the center row included); NaN never wins."""
@@ -270,6 +318,7 @@ def optimize(
     stop: Sequence[StopCondition | Callable] = (),
     seed: int | None = None,
     evaluate_center: bool = True,
+    pipelined: bool = False,
     callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
     run: Run | None = None,
     generations: int | None = None,
@@ -310,12 +359,21 @@ def optimize(
     hooks = _hooks(callbacks)
     strategy, problem, executor, owned = resolve_run_parts(strategy, problem, executor, seed)
     if run is None:
-        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), bool(evaluate_center))
+        run = Run(strategy, problem, executor, strategy.seed if seed is None else int(seed), bool(evaluate_center),
+                  pipelined=bool(pipelined))
+    if run.pipelined and not strategy.asks_ahead:
+        raise ConfigError(
+            f"the pipelined mode needs a strategy that can sample its next population before this one is "
+            f"told; {strategy.name or type(strategy).__name__} keeps what its last ask() drew for its tell() "
+            f"(the table strategies can: openai-es, nes, pgpe, snes, sep-cma-es, ars, cem, ga); run it without "
+            f"pipelined"
+        )
     run.attach_stop(conditions)
     reason = "interrupted"
     error: BaseException | None = None
     executor.start(problem)
     try:
+        executor.bind(strategy)
         for hook in hooks:
             hook.on_start(run)
         met = _already_met(conditions, run.records)
@@ -346,7 +404,9 @@ def optimize(
             evaluations=run.evaluations, steps=run.steps, wall_time=run.elapsed,
             stop_reason=reason, records=run.records, strategy=strategy,
         )
+        run._inflight = None  # a generation handed over and not collected is handed over again next time
         try:
+            executor.bind(None)
             _end_hooks(hooks, run, result, error)
         finally:
             if owned:

@@ -13,7 +13,8 @@ What crosses the process boundary, and how often:
 
 The noise table is a memory-mapped cache file (``blackbox/core/noise.py``), so all workers share its
 pages. Rows are split into a few chunks per worker, cut between mirrored pairs, and workers pull
-chunks as they finish (load balance). Workers run with torch, OpenMP and BLAS capped at ``threads``
+chunks as they finish (load balance); when every row takes as many steps (HalfCheetah's fixed
+1,000), one chunk per worker is already balanced and nobody waits at the generation's end. Workers run with torch, OpenMP and BLAS capped at ``threads``
 threads (default 1) so that ``workers`` processes do not oversubscribe the cores.
 
 Faults (the loop in :mod:`blackbox.executors.pool`): a worker that dies (SIGKILL, segfault, out of
@@ -49,9 +50,13 @@ from .worker import Outcome, WorkerCache, evaluate_task, thread_env
 __all__ = ["LokyExecutor"]
 
 #: With ``chunks_per_worker="auto"``: one chunk per worker while a generation keeps each worker
-#: busy for less than this many seconds (dispatch cost dominates), otherwise AUTO_CHUNKS.
+#: busy for less than this many seconds (dispatch cost dominates), or while every row takes the
+#: same number of steps (equal work: one chunk a worker is balanced, and wait-free at the end of a
+#: generation); otherwise AUTO_CHUNKS, so that workers that finish early take more.
 AUTO_BUSY_SECONDS = 0.05
 AUTO_CHUNKS = 4
+#: Rows count as equal work when their steps differ by at most this fraction.
+AUTO_EQUAL_STEPS = 0.02
 
 _cache = WorkerCache()
 
@@ -101,7 +106,7 @@ class LokyExecutor(PoolExecutor):
     ``workers``: processes (default: every core loky sees, cgroup and affinity limits included).
     ``threads``: torch/BLAS/OpenMP threads per worker (default 1; None leaves them alone).
     ``chunks_per_worker``: tasks per worker and generation, or ``"auto"`` (1 while evaluations are
-    quick, 4 once a generation keeps workers busy for 50 ms or more).
+    quick or every row of the last generation took as many steps, 4 otherwise).
     ``timeout``: seconds a worker may spend on one task before it is killed; ``on_timeout``:
     ``"error"`` (raise EvaluationError naming the row) or ``"worst"`` (the hung rows score -inf).
     ``max_retries``: how often rows are re-run after their worker died before giving up.
@@ -159,6 +164,7 @@ class LokyExecutor(PoolExecutor):
         self._task_ids = 0
         self._markers: dict[cf.Future, int] = {}  # task id of each running task (its marker file)
         self._busy: float | None = None  # seconds each worker was busy in the last generation
+        self._equal = False  # every row of the last generation took the same number of steps
 
     def __repr__(self) -> str:
         return f"LokyExecutor(workers={self._workers}, threads={self.threads})"
@@ -204,7 +210,7 @@ class LokyExecutor(PoolExecutor):
             self._dir.cleanup()
         self._dir = run_dir
         self._token = uuid.uuid4().hex
-        self._busy = None
+        self._busy, self._equal = None, False
         self.stats.problem_bytes += size
 
     def close(self) -> None:
@@ -217,7 +223,8 @@ class LokyExecutor(PoolExecutor):
 
     def _chunks(self, rows: int) -> int:
         if self.chunks_per_worker == "auto":
-            per = 1 if self._busy is not None and self._busy < AUTO_BUSY_SECONDS else AUTO_CHUNKS
+            quick = self._busy is not None and self._busy < AUTO_BUSY_SECONDS
+            per = 1 if quick or self._equal else AUTO_CHUNKS
         else:
             per = int(self.chunks_per_worker)
         return min(rows, self._workers * per)
@@ -232,6 +239,8 @@ class LokyExecutor(PoolExecutor):
         if self._recycle:  # a worker holds more of its own memory than allowed: fresh workers
             self._kill_pool()
             self.stats.extra["recycled"] = self.stats.extra.get("recycled", 0) + 1
+        steps = np.asarray(result.steps)
+        self._equal = len(steps) > 1 and int(steps.max()) - int(steps.min()) <= AUTO_EQUAL_STEPS * int(steps.max())
         return result
 
     # -- the transport (see PoolExecutor) --------------------------------------------------------

@@ -109,7 +109,7 @@ class DispatchStats:
             setattr(self, f.name, {} if f.name == "extra" else type(getattr(self, f.name))())
 
     def copy(self) -> DispatchStats:
-        return DispatchStats(**{f.name: getattr(self, f.name) for f in fields(self)})
+        return type(self)(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     def record(self, meta: dict[str, Any]) -> None:
         """Count what a worker reported with a result."""

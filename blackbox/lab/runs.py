@@ -199,7 +199,8 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     }
     try:
         result = optimize(strategy, problem, executor, stop=conditions, seed=resolved.seed,
-                          evaluate_center=resolved.evaluate_center, callbacks=hooks, run=run)
+                          evaluate_center=resolved.evaluate_center, pipelined=resolved.pipelined,
+                          callbacks=hooks, run=run)
     except BaseException as exc:
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"error: {type(exc).__name__}: {exc}"
         try:

@@ -30,6 +30,10 @@ class NoiseTableStrategy(Strategy):
     and ``seed`` rather than ``Params`` fields.
     """
 
+    #: The built-in table strategies tell from the population they are given, nothing kept from
+    #: their last ask: the pipelined mode can sample the next population first.
+    asks_ahead = True
+
     def __init__(self, dim: int | None = None, params: Any = None, *, x0: Any = None, seed: int | None = None,
                  noise_size: int | None = None, noise_seed: int = 0, **overrides: Any):
         super().__init__(dim, params, x0=x0, seed=seed, **overrides)

@@ -44,6 +44,18 @@ def test_get_returns_one_table_per_process_and_pickles_as_key():
     assert pickle.loads(payload) is t1
 
 
+def test_a_table_and_a_population_pickle_with_cloudpickle_as_the_key():
+    """cloudpickle (Ray, loky, Dask) pickles a classmethod by value with the lock it uses: the
+    table must reduce to a module-level function."""
+    import cloudpickle
+
+    t1 = NoiseTable.get(2**16, seed=5)
+    payload = cloudpickle.dumps(t1)
+    assert len(payload) < 200 and pickle.loads(payload) is t1
+    pop = bb.make_strategy("openai-es", dim=5, popsize=4, seed=0).ask()
+    assert pickle.loads(cloudpickle.dumps(pop)).table is pop.table
+
+
 def test_weighted_sum_matches_dense_computation(rng):
     table = NoiseTable.get(2**18, seed=2)
     dim = 70000  # more than one cache chunk

@@ -13,7 +13,7 @@ from tests.helpers.extras import missing, requires, requires_problem
 
 EXAMPLES = ROOT / "examples"
 TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml",
-          "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml"}
+          "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml", "simulated_cluster.py"}
 
 
 def needs(kind, name, what):
@@ -80,6 +80,16 @@ def test_cartpole_with_loky(tmp_path, monkeypatch, capsys):
     runpy.run_path(str(EXAMPLES / "cartpole_loky.py"), run_name="__main__")
     assert "same final center with loky and serial: True" in capsys.readouterr().out
     assert (tmp_path / "loky" / "config.toml").read_text().count('name = "loky"') == 1
+
+
+@pytest.mark.reliability_long  # a simulated cluster takes 10 to 20 s to start
+@needs("executor", "ray", "the simulated cluster needs blackbox-ray")
+def test_simulated_cluster(monkeypatch, capsys):
+    monkeypatch.setenv("BLACKBOX_SMOKE", "1")
+    runpy.run_path(str(EXAMPLES / "simulated_cluster.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "3 nodes, 3 workers; 3 generations, 9 driver calls (3 a generation), 3 sums reduced on the nodes" in out
+    assert "same final center on the cluster and serially: True" in out
 
 
 @needs("problem", "gym", "the cyclic MDP comparison needs the gym problem")

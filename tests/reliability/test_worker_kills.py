@@ -103,7 +103,7 @@ def test_loky_workers_killed_at_random_moments_long(reference, rng_seed):
 # -- Ray ------------------------------------------------------------------------------------------
 def ray_actors() -> list[int]:
     """Live actor processes of this process's own local Ray (never another user's)."""
-    return sorted(p for p in descendants(os.getpid()) if cmdline(p).startswith("ray::ProblemActor") and alive(p))
+    return sorted(p for p in descendants(os.getpid()) if cmdline(p).startswith("ray::NodeAggregator") and alive(p))
 
 
 @pytest.fixture(scope="module")

@@ -145,6 +145,7 @@ def test_the_generic_state_round_trips_and_refuses_what_does_not_fit():
         es.tell(-np.sum(es.ask().params ** 2, axis=1))
     state = es.state_dict()
     assert set(state) == {"strategy", "dim", "popsize", "seed", "generation", "rng", "center", "sigma", "update_norm",
+                          "reduction",
                           "stdev", "optimizer"}
     assert set(state["optimizer"]) == {"t", "velocity"} and state["optimizer"]["t"] == 3
     other = bb.make_strategy("pgpe", dim=4, seed=9, popsize=8)
@@ -212,10 +213,13 @@ def _layout_010(strategy, layout):
 @pytest.mark.parametrize("name", BUILTINS)
 def test_state_layouts_of_010_load_and_continue(name):
     reference = bb.make_strategy(name, dim=4, seed=3)
+    reference.reduction = "float32"  # the run as 0.1.0 computed it: its one float32 pass
     for _ in range(2):
         reference.tell(-np.sum((reference.ask().params - 1) ** 2, axis=1))
     old = _layout_010(reference, LAYOUT_010[name])
-    assert {k for k in reference.state_dict() if k not in old} == set()  # nothing new is required
+    # nothing new is required: the one new key, the reduction, is absent from a 0.1.0 state and
+    # then means 0.1.0's own reduction
+    assert {k for k in reference.state_dict() if k not in old} == {"reduction"}
     restored = bb.make_strategy(name, dim=4, seed=77)
     restored.load_state_dict(old)
     for _ in range(3):
@@ -254,10 +258,10 @@ class RecordingReducer:
         self.calls = []
 
     def __call__(self, population, coefficients, square_coefficients=None):
-        from blackbox.core.strategy import population_sums
+        from blackbox.core.reduce import block_sums
 
         self.calls.append((len(population), square_coefficients is not None))
-        return population_sums(population, coefficients, square_coefficients)
+        return block_sums(population, coefficients, square_coefficients)
 
 
 @pytest.mark.parametrize("name,squares", [("openai-es", False), ("nes", False), ("ars", False), ("pgpe", True),

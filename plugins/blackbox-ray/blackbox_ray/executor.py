@@ -1,68 +1,116 @@
-"""Evaluate on a Ray cluster: one actor per CPU, each holding the run's problem.
+"""Evaluate on a Ray cluster: one aggregator per node owning the node's cores, one call per node a
+generation, the noise-weighted sums reduced among the nodes.
 
-- The problem goes once into Ray's object store (as cloudpickle bytes, unpickled by each actor on
-  its first task, so a problem the actors cannot import is a WorkerError that says how to fix it)
-  and once to each actor (its constructor); the actor keeps it, and whatever it builds lazily, for
-  the whole run.
-- Each generation's shared part (base vectors, sigma, noise table ``(size, seed)``, the problem's
-  state as plain data) is put in the object store once; Ray copies it once to each node and every
-  actor on the node reads it from shared memory without a copy.
-- Each task is a set of rows (offsets, signs, parents, seed groups, seeds: 33 bytes a row). Actors
-  pull tasks from a queue as they finish (two in flight each, so none waits for the driver); the
-  loop (:mod:`blackbox.executors.pool`) learns of each completion by a callback, without scanning
-  what is in flight.
-- The noise table is built once per node: it is a memory-mapped cache file made from its seed on
-  first use (``blackbox/core/noise.py``), shared by every actor there. Regenerating it from the seed on
-  each node costs about a second once and no network traffic, where the object store would ship
-  256 MB to every node; the file also outlives the run, so later runs map it at once.
+- At ``start``, one :class:`~blackbox_ray.node.NodeAggregator` per node with CPUs, pinned to the node
+  (node affinity) and holding all of its CPUs; it starts a node-local loky pool and loads the problem
+  (cloudpickle bytes, put in the object store once). A node whose blackbox or numpy version, or
+  whose arithmetic, differs from the driver's, or that cannot import the problem, is refused with
+  one line naming it.
+- Each generation, the population (33 bytes a row and the center) is put in the object store once
+  and each node gets **one call** (``stats.node_calls`` counts them): it evaluates its share of the
+  rows a few at a time, steals from peers and backs up the last rows, exchanges fitness with its
+  peers and, when the strategy is bound (``optimize`` binds it), computes the strategy's
+  coefficients on a replica and sums its fixed blocks; the sums go up a binary tree of nodes and node
+  0 returns the total. The driver checks that its own coefficients give the same plan and uses the
+  total (otherwise it sums in-process: same bits, only slower). Each node returns its rows'
+  results; observation statistics travel only for the rows that sampled them.
+- Completions arrive by callback (``ObjectRef.future()``): nothing loops over every ref.
 
-An actor that dies (its process killed, its node lost) is replaced and its tasks run again, up to
-``max_retries`` times; results are identical to an undisturbed run. An exception inside an
-evaluation is an EvaluationError naming the row and seed, chained to the original exception.
+Faults: a worker process that dies is retried inside its node; a node (or its aggregator) lost in
+a generation raises on the driver's call and on its peers' calls, and the generation's missing rows
+are redone on the survivors at once, never waiting for a replacement that may never be placed. A node
+that joins, or a node whose aggregator died, gets an aggregator, used from the generation after it is
+ready. Results are bit-identical to ``serial`` in every case.
 """
 
 from __future__ import annotations
 
-import collections
 import concurrent.futures as cf
 import os
 import pickle
 import sys
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
-from blackbox._validate import check_int
-from blackbox.core.problem import Problem
-from blackbox.core.rows import Rows, Shared
+import cloudpickle
+import numpy as np
+
+from blackbox._validate import check_float, check_int
+from blackbox.core.executor import Executor, Submitted
+from blackbox.core.population import Population
+from blackbox.core.problem import EvalResult, Problem
+from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
-from blackbox.executors.pool import PoolExecutor
-from blackbox.executors.wire import pickle_problem
-from blackbox.executors.worker import Outcome, WorkerCache, evaluate_task, limit_threads, thread_env
+from blackbox.executors.wire import DispatchStats, pickle_problem
 
-__all__ = ["RayExecutor"]
+from .checks import check_node, driver_facts, probe_address, unreachable
+from .node import BUNDLE_CHUNK, NodeAggregator, decode_info
 
-#: Tasks kept in flight per actor, so that an actor never idles while its next task travels.
-IN_FLIGHT = 2
+__all__ = ["RayExecutor", "ClusterStats"]
 
 
-class ProblemActor:
-    """A Ray actor holding the run's problem; evaluates sets of rows."""
+@dataclass
+class ClusterStats(DispatchStats):
+    """Dispatch statistics of the cluster executor (cumulative; see the "Run on a cluster" guide)."""
 
-    def __init__(self, token: str, problem_bytes: bytes, threads: int | None, batch_size: int | None):
-        os.environ.update(thread_env(threads))
-        limit_threads(threads)
-        self.token, self.problem_bytes = token, problem_bytes
-        self.threads, self.batch_size = threads, batch_size
-        self.cache = WorkerCache()
+    node_calls: int = 0  # driver -> node calls: one per node a generation, plus redo rounds
+    rounds: int = 0  # rounds of calls (one a generation unless a node was lost)
+    nodes_lost: int = 0  # aggregators lost in a generation (their node, or their process); also in worker_failures
+    nodes_joined: int = 0
+    rows_stolen: int = 0
+    rows_backed_up: int = 0
+    rows_delivered: int = 0
+    node_reductions: int = 0  # generations whose sums the nodes computed
+    driver_reductions: int = 0  # generations the driver summed itself
+    info_rows: int = 0  # rows whose per-row info (observation statistics) travelled
 
-    def evaluate(self, shared: Shared, rows: Rows) -> Outcome:
-        return evaluate_task(
-            self.cache, self.token, rows, lambda: pickle.loads(self.problem_bytes), lambda: shared,
-            key=shared.number, threads=self.threads, batch_size=self.batch_size,
-        )
 
-    def pid(self) -> int:
-        return os.getpid()
+class _Submitted(Submitted):
+    """A generation started on the nodes; ``result()`` collects it, redoing on the survivors the rows
+    of nodes that were lost, and keeps the nodes' total for the strategy's reduction."""
+
+    def __init__(self, executor: RayExecutor, ray, number: int, n: int, bundle: list, capture: bool):
+        self.executor, self.ray, self.number, self.n, self.bundle, self.capture = executor, ray, number, n, bundle, capture
+        self.fitness, self.steps = np.zeros(n), np.zeros(n, dtype=np.int64)
+        self.present = np.zeros(n, dtype=bool)
+        self.rounds = 1
+        self.futures = executor._round(ray, number, bundle, np.arange(n), (np.zeros(0, dtype=np.int64), np.zeros(0)),
+                                       capture, 1)
+
+    def result(self) -> EvalResult:
+        executor, present, info_parts = self.executor, self.present, []
+        while True:
+            replies = executor._replies(self.ray, self.futures)
+            complete = True
+            for reply in replies:
+                index = reply["index"]
+                new = ~present[index]
+                self.fitness[index[new]], self.steps[index[new]] = reply["fitness"][new], reply["steps"][new]
+                present[index[new]] = True
+                info_parts.append((index, reply["info"]))
+                executor._count(reply)
+                complete &= reply["incomplete"] is None
+                if "total" in reply:
+                    executor._keep_total(reply["key"], reply["total"])
+            if complete and present.all() and replies:
+                break
+            self.rounds += 1
+            self.futures = executor._round(self.ray, self.number, self.bundle, np.flatnonzero(~present),
+                                           (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
+        executor.stats.info_rows += int(sum(len(keep) for _, info in info_parts for keep, _, _, _ in info.values()))
+        return EvalResult(self.fitness, self.steps, decode_info(info_parts, self.n))
+
+
+class _NodeReducer:
+    """The reducer a bound strategy calls: the nodes' total for this generation, checked."""
+
+    def __init__(self, executor: RayExecutor):
+        self.executor = executor
+
+    def __call__(self, population, coefficients, square_coefficients=None):
+        return self.executor._reduce(population, coefficients, square_coefficients)
 
 
 def _import_ray():
@@ -74,43 +122,32 @@ def _import_ray():
 
 
 def _bind_to_localhost() -> None:
-    """Make a Ray instance started here listen on 127.0.0.1 only.
-
-    Ray has no public switch for this; it binds to the loopback address where it does not support
-    clusters (macOS, Windows), and this is the variable that chooses that behaviour.
-    """
+    """Make a Ray instance started here listen on 127.0.0.1 only (Ray binds there where it does not
+    support clusters; this is the variable that chooses that behaviour)."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     constants = sys.modules.get("ray._private.ray_constants")
     if constants is not None:
         constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]  # ray's private flag, not declared
 
 
-class RayExecutor(PoolExecutor):
-    """A Ray cluster: one actor per CPU holding the problem; compact row tasks; actors replaced.
+class RayExecutor(Executor):
+    """A Ray cluster: one aggregator per node with a node-local pool; one call per node a generation.
 
-    ``address``: a running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``); None
-    starts a local Ray instance with ``num_cpus`` CPUs (default: all), listening on 127.0.0.1
-    unless ``localhost=False``. If Ray is already initialized in this process, that instance is
-    used. ``actors``: how many (default: one per CPU of the cluster). ``chunks_per_actor``: tasks
-    per actor and generation. ``threads``: torch/BLAS threads per actor (default 1).
-    ``max_retries``: re-runs of a chunk after its actor died.
+    ``address``: a running cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``); None starts
+    a local Ray with ``num_cpus`` CPUs (default: all) on 127.0.0.1 unless ``localhost=False``; a Ray
+    already initialized in this process is used as it is. ``actors``: worker processes in all (default:
+    every CPU of the cluster). ``chunks_per_actor``: a worker's first take is 1/(chunks_per_actor x
+    workers) of its node's rows, later takes smaller, the last single rows. ``threads``: torch/BLAS
+    threads per worker (default 1). ``max_retries``: re-runs of rows whose worker process died.
+    ``batch_size``: rows per ``problem.evaluate`` call. ``node_timeout``: seconds to wait for an
+    aggregator when no node has one (then a WorkerError).
     """
 
     name = "ray"
-    died = "their actor died"
 
-    def __init__(
-        self,
-        address: str | None = None,
-        *,
-        num_cpus: int | None = None,
-        actors: int | None = None,
-        localhost: bool = True,
-        chunks_per_actor: int = 2,
-        threads: int | None = 1,
-        max_retries: int = 3,
-        batch_size: int | None = None,
-    ):
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, actors: int | None = None,
+                 localhost: bool = True, chunks_per_actor: int = 2, threads: int | None = 1, max_retries: int = 3,
+                 batch_size: int | None = None, node_timeout: float = 60.0):
         super().__init__()
         if address is not None and num_cpus is not None:
             raise ConfigError(
@@ -125,24 +162,38 @@ class RayExecutor(PoolExecutor):
         self.threads = None if threads is None else check_int("threads", threads, minimum=1)
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
+        self.node_timeout = check_float("node_timeout", node_timeout, positive=True)
+        self.stats = ClusterStats()
         self._owns_ray = False
-        self._actors: list[Any] = []
-        self._actor_class = None
+        self._nodes: dict[str, Any] = {}  # node id -> admitted aggregator
+        self._workers: dict[str, int] = {}  # node id -> its pool's workers
+        self._pending: dict[str, tuple[Any, Any, float]] = {}  # node id -> (actor, info ref, since)
+        self._refused: dict[str, str] = {}
+        self._facts: dict[str, Any] = {}
         self._problem_ref = None
-        self._shared_ref = None
-        self._token = ""
-        self._free: collections.deque[int] = collections.deque()  # one entry per free in-flight place
-        self._running: dict[cf.Future, tuple[int, Any]] = {}  # slot and object ref of each task
+        self._replica_ref = None
+        self._strategy = None
+        self._capture = False
+        self._totals: dict[bytes, np.ndarray] = {}  # plan key -> the nodes' total, until told
+        self._number = 0
+        self._polled = 0.0
+        self._actor_class: Any = None  # ray.remote(NodeAggregator), made on first use
+        self._budget: int | None = None
 
     def __repr__(self) -> str:
         where = self.address or f"local, num_cpus={self.num_cpus}"
-        return f"RayExecutor({where}, actors={len(self._actors) or self.actors})"
+        return f"RayExecutor({where}, nodes={len(self._nodes)})"
 
     @property
     def workers(self) -> int:
-        return len(self._actors) or self.actors or self.num_cpus or os.cpu_count() or 1
+        return sum(self._workers[n] for n in self._nodes) or self.actors or self.num_cpus or os.cpu_count() or 1
 
-    # -- cluster and actors -------------------------------------------------------------------
+    @property
+    def nodes(self) -> int:
+        """Nodes with an aggregator in use."""
+        return len(self._nodes)
+
+    # -- cluster and aggregators -------------------------------------------------------------
     def _connect(self):
         if "ray" not in sys.modules and self.address is None and self.localhost:
             _bind_to_localhost()
@@ -151,100 +202,238 @@ class RayExecutor(PoolExecutor):
             if self.address is None:
                 if self.localhost:
                     _bind_to_localhost()
-                ray.init(num_cpus=self.num_cpus, include_dashboard=False)
+                ray.init(num_cpus=self.num_cpus, include_dashboard=False, logging_level="ERROR")
             else:
-                ray.init(address=self.address)
+                probe_address(self.address)
+                try:
+                    ray.init(address=self.address, logging_level="ERROR")
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise unreachable(self.address, exc) from None
             self._owns_ray = True
         return ray
-
-    def _new_actor(self):
-        return self._actor_class.options(num_cpus=1).remote(
-            self._token, self._problem_ref, self.threads, self.batch_size
-        )
 
     def start(self, problem: Problem) -> None:
         problem_bytes = pickle_problem(problem)
         super().start(problem)
         ray = self._connect()
-        if self._actor_class is None:
-            self._actor_class = ray.remote(ProblemActor)
-        self._kill_actors(ray)
+        self._kill_all(ray)
         self._token = uuid.uuid4().hex
+        self._facts = driver_facts()
         self.stats.problem_bytes += len(problem_bytes)
         self._problem_ref = ray.put(problem_bytes)
-        count = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._actors = [self._new_actor() for _ in range(count)]
+        self._budget = self.actors
+        self._launch_missing(ray)
+        deadline = time.monotonic() + self.node_timeout
+        # At start, wait for every node once (and relaunch on a node whose aggregator died starting)
+        while (self._pending or not self._nodes) and time.monotonic() < deadline:
+            if not self._pending:
+                self._launch_missing(ray)
+            self._admit_ready(ray, timeout=min(1.0, max(0.0, deadline - time.monotonic())), strict=True)
+        if not self._nodes:
+            self._no_node()
+        self._number = 0
 
-    def _kill_actors(self, ray) -> None:
-        for actor in self._actors:
+    def _launch_missing(self, ray) -> None:
+        """An aggregator (pending until it answers) on every live node with CPUs that has none."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        self._polled = time.monotonic()
+        for node in ray.nodes():
+            node_id, cpus = node["NodeID"], int(node.get("Resources", {}).get("CPU", 0))
+            if not node.get("Alive") or cpus < 1 or node_id in self._nodes or node_id in self._pending \
+                    or node_id in self._refused:
+                continue
+            workers = cpus if self._budget is None else min(cpus, self._budget)
+            if workers < 1:
+                continue
+            if self._budget is not None:
+                self._budget -= workers
+            if self._actor_class is None:
+                self._actor_class = ray.remote(NodeAggregator)
+            actor = self._actor_class.options(
+                num_cpus=cpus, max_restarts=0, max_concurrency=1000,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(self._token, self._problem_ref, workers, self.threads, self.batch_size, self.max_retries,
+                     self.chunks_per_actor)
+            self._workers[node_id] = workers
+            self._pending[node_id] = (actor, actor.info.remote(), time.monotonic())
+
+    def _admit_ready(self, ray, timeout: float = 0.0, strict: bool = False) -> None:
+        """Admit the pending aggregators that answered (checked against the driver's facts)."""
+        if not self._pending:
+            return
+        refs = {ref: node_id for node_id, (_, ref, _) in self._pending.items()}
+        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
+        for ref in ready:
+            node_id = refs[ref]
+            actor, _, _ = self._pending.pop(node_id)
+            try:
+                facts = ray.get(ref)
+                check_node(facts, self._facts)
+            except WorkerError as exc:
+                ray.kill(actor)
+                if strict:
+                    raise
+                self._refused[node_id] = str(exc)
+                continue
+            except ray.exceptions.RayError:  # it died before answering: its node may be gone
+                self._restore_budget(node_id)
+                continue
+            if self._replica_ref is not None:
+                actor.load_replica.remote(self._replica_ref)
+            self._nodes[node_id] = actor
+            self.stats.nodes_joined += self._number > 0
+
+    def _restore_budget(self, node_id: str) -> None:
+        if self._budget is not None:
+            self._budget += self._workers.get(node_id, 0)
+
+    def _no_node(self) -> None:
+        waiting = ", ".join(f"{n[:8]}" for n in self._pending) or "none"
+        raise WorkerError(
+            f"no Ray node could start an aggregator within node_timeout={self.node_timeout:g} s (pending: "
+            f"{waiting}); each needs all of its node's CPUs free. {' '.join(self._refused.values())}".strip()
+        )
+
+    def _kill_all(self, ray) -> None:
+        for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values())]:
             ray.kill(actor)
-        self._actors = []
+        self._nodes, self._pending, self._workers, self._refused = {}, {}, {}, {}
 
     def close(self) -> None:
         ray = sys.modules.get("ray")
         if ray is not None and ray.is_initialized():
-            self._kill_actors(ray)
+            self._kill_all(ray)
             if self._owns_ray:
                 ray.shutdown()
                 self._owns_ray = False
+        self.bind(None)
         self._problem_ref = None
         super().close()
 
     def actor_pids(self) -> list[int]:
-        """Process ids of the actors (for tests and diagnostics)."""
+        """Process ids of the aggregators (for tests and diagnostics)."""
         ray = _import_ray()
-        return ray.get([actor.pid.remote() for actor in self._actors])
+        return ray.get([actor.pid.remote() for actor in self._nodes.values()])
 
-    # -- the transport (see PoolExecutor) --------------------------------------------------------
-    def _chunks(self, rows: int) -> int:
-        return min(rows, len(self._actors) * self.chunks_per_actor)
-
-    def _publish(self, shared: Shared) -> None:
+    # -- the strategy's reduction --------------------------------------------------------------
+    def bind(self, strategy) -> None:
+        """Let the nodes compute ``strategy``'s noise-weighted sums (a replica finds the coefficients);
+        the driver checks them against its own and falls back to summing in-process. ``None``: give
+        the previous strategy its own reducer back."""
+        previous = self._strategy
+        if previous is not None and isinstance(previous.__dict__.get("reducer"), _NodeReducer):
+            del previous.reducer
+        self._strategy, self._replica_ref, self._capture = strategy, None, False
+        if strategy is None:
+            return
         ray = _import_ray()
-        self._shared_ref = ray.put(shared)
-        self.stats.broadcast_bytes += shared.nbytes
-        # IN_FLIGHT places per actor, handed out actor by actor, so every actor gets work at once.
-        self._free = collections.deque(slot for _ in range(IN_FLIGHT) for slot in range(len(self._actors)))
-        self._running.clear()
+        if getattr(strategy, "reduction", None) != REDUCTION or "reducer" in strategy.__dict__:
+            return  # a run of 0.1.0 reduces in-process; a reducer set by the user stays
+        try:
+            replica = cloudpickle.dumps(strategy)
+        except Exception:  # noqa: BLE001 - a strategy that cannot travel is reduced by the driver
+            return
+        self._replica_ref = ray.put(replica)
+        for actor in self._nodes.values():  # runs before its next call; a dead one shows in that call
+            actor.load_replica.remote(self._replica_ref)
+        strategy.reducer = _NodeReducer(self)
+        self._capture = True
 
-    def _retract(self, shared: Shared) -> None:
-        self._shared_ref = None
+    def _keep_total(self, key: bytes, total: np.ndarray) -> None:
+        self._totals[key] = total
+        while len(self._totals) > 4:  # a generation's total is told at once; keep a few at most
+            self._totals.pop(next(iter(self._totals)))
 
-    def _has_room(self) -> bool:
-        return bool(self._free)
+    def _reduce(self, population: Population, coefficients: np.ndarray, square_coefficients=None):
+        plan = plan_sums(population, coefficients, square_coefficients)
+        vector = self._totals.pop(plan.key, None)
+        if vector is not None:
+            dim = plan.dim
+            squares = None if square_coefficients is None else vector[dim:].copy()
+            self.stats.node_reductions += 1
+            return plan.finish(PartialSums(plan.key, plan.all_blocks, vector[:dim].copy(), squares))
+        if self._totals:  # the nodes summed other coefficients than the driver's: stop asking them
+            self._capture = False
+            self._totals.clear()
+        self.stats.driver_reductions += 1
+        return plan.finish(plan.block_sums())
 
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
-        slot = self._free.popleft()
-        actor = self._actors[slot]
-        self.stats.task_bytes += rows.nbytes
-        ref = actor.evaluate.remote(self._shared_ref, rows)
-        future = ref.future()
-        self._running[future] = (slot, ref)
-        return future, actor
+    # -- a generation ----------------------------------------------------------------------------
+    def evaluate(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> EvalResult:
+        return self.submit(population, seeds, state).result()
 
-    def _released(self, future: cf.Future) -> None:
-        slot, _ = self._running.pop(future)
-        self._free.append(slot)
-
-    def _is_lost(self, error: BaseException) -> bool:
-        from ray.exceptions import RayActorError
-
-        return isinstance(error, RayActorError)
-
-    def _could_not_run(self, rows: Rows, error: BaseException) -> WorkerError:
-        return WorkerError(f"Ray could not run rows {rows.spans()}: {error}")
-
-    def _replace(self, domain: Any, cause: BaseException, outstanding: list[Rows]) -> None:
-        """Start a new actor in the dead one's place (its queued places go to the new one)."""
-        for slot, actor in enumerate(self._actors):
-            if actor is domain:
-                _import_ray().kill(actor)
-                self._actors[slot] = self._new_actor()
-
-    def _abandon(self, running: list[cf.Future]) -> None:
+    def submit(self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None) -> _Submitted:
+        """Start a generation now (one call per node); ``result()`` collects it. Two generations in
+        flight share the nodes' workers, the older first (the pipelined mode)."""
+        self._require_started()
         ray = _import_ray()
-        for future in running:
+        self._number += 1
+        self.stats.generations += 1
+        if time.monotonic() - self._polled > 1.0:
+            self._launch_missing(ray)
+        self._admit_ready(ray)
+        shared, parts = population.split(1, seeds=seeds, state=state, number=self._number)
+        payload = pickle.dumps((shared, parts[0]), protocol=5)
+        bundle = [ray.put(payload[i:i + BUNDLE_CHUNK]) for i in range(0, len(payload), BUNDLE_CHUNK)]
+        self.stats.broadcast_bytes += len(payload)
+        capture = self._capture and population.is_compact and population.table is not None
+        return _Submitted(self, ray, self._number, len(parts[0]), bundle, capture)
+
+    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool, rounds: int) -> dict:
+        """One call per node, started now: ``{future: node id}``."""
+        while not self._nodes:
+            self._wait_for_a_node(ray)
+        ids = list(self._nodes)
+        actors = [self._nodes[i] for i in ids]
+        shares = np.array_split(todo, len(actors))
+        known_ref = ray.put(known)
+        refs = [actor.generation.remote((number, rounds), bundle, share.tolist(), actors, rank, known_ref, capture)
+                for rank, (actor, share) in enumerate(zip(actors, shares))]
+        self.stats.node_calls += len(refs)
+        self.stats.rounds += 1
+        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}
+
+    def _replies(self, ray, futures: dict) -> list[dict]:
+        """The replies of a round's calls as they come (a lost node is dropped; an error raises)."""
+        replies = []
+        for future in cf.as_completed(futures):
+            node_id = futures[future]
             try:
-                ray.cancel(self._running[future][1], force=False)
-            except Exception:  # noqa: BLE001 - best effort: the run is stopping anyway
-                pass
+                reply = future.result()
+            except ray.exceptions.RayActorError:  # the node or its aggregator is gone
+                if self._nodes.pop(node_id, None) is not None:
+                    self._restore_budget(node_id)
+                    self.stats.nodes_lost += 1
+                    self.stats.worker_failures += 1
+                continue
+            except ray.exceptions.RayTaskError as exc:
+                raise exc.as_instanceof_cause() from None
+            if reply.get("error") is not None:
+                error, cause = reply["error"]
+                raise error.restore() from (cause.restore() if cause is not None else None)
+            replies.append(reply)
+        return replies
+
+    def _wait_for_a_node(self, ray) -> None:
+        """Every aggregator is gone: start them where nodes have room, wait up to node_timeout."""
+        deadline = time.monotonic() + self.node_timeout
+        while not self._nodes and time.monotonic() < deadline:
+            self._launch_missing(ray)
+            self._admit_ready(ray, timeout=0.5)
+        if not self._nodes:
+            self._no_node()
+
+    def _count(self, reply: dict) -> None:
+        s = reply.get("stats", {})
+        self.stats.rows_stolen += s.get("stolen", 0)
+        self.stats.rows_backed_up += s.get("backups", 0)
+        self.stats.rows_delivered += s.get("delivered", 0)
+        self.stats.worker_failures += s.get("worker_failures", 0)
+        self.stats.problem_loads += s.get("problem_loads", 0)
+        self.stats.broadcast_reads += s.get("broadcast_reads", 0)
+        self.stats.worker_seconds += s.get("worker_seconds", 0.0)
+        self.stats.worker_cpu_seconds += s.get("worker_cpu_seconds", 0.0)
+        self.stats.resubmitted += s.get("resubmitted", 0)
+        self.stats.result_bytes += reply["fitness"].nbytes + reply["steps"].nbytes + sum(
+            np.asarray(v).nbytes for _, v, _, _ in reply["info"].values())

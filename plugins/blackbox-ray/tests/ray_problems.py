@@ -74,3 +74,17 @@ class FailsOnMark(bb.Problem):
         if np.any(params[:, 0] == 99.0):
             raise ValueError("parameter 0 is the forbidden value 99.0")
         return bb.EvalResult(-np.sum(params**2, axis=1), np.ones(len(params), dtype=np.int64))
+
+
+class Slow(Stateful):
+    """Stateful, after sleeping ``delay`` seconds a row: generations long enough to lose a node in one."""
+
+    def __init__(self, dim: int = 6, delay: float = 0.05):
+        super().__init__(dim)
+        self.delay = delay
+
+    def evaluate(self, params, seeds):
+        import time
+
+        time.sleep(self.delay * len(params))
+        return super().evaluate(params, seeds)

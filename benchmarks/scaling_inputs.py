@@ -1,0 +1,215 @@
+"""Measure, on this machine, the inputs of ``benchmarks/scaling_model.py``.
+
+    nice -n 19 python benchmarks/scaling_inputs.py [--json] [--skip ray humanoid]
+
+Each input is the fastest of a few repeats (the costs a dedicated node would see; a loaded machine
+only adds noise above them):
+
+- ``reduce_ns``: the partitionable noise-weighted sum (``blackbox.core.reduce``), ns per slice x
+  column, one thread (P = 2,000, dim 1e5); ``fixed_ns``: its int64 fixed-point step, ns per column
+  per block; ``combine_ns``: adding two int64 partial sums, ns per column;
+- ``float32_sum_ns``: today's one float32 pass (the previous design's driver sum), same unit;
+- ``adam_ns``: an Adam step, ns per parameter (dim 1e6); ``shape_ms``: centered ranks of 10,000
+  values; ``plan_ms``: the reduction plan of 10,000 rows; ``ask_ms``: ask + evaluation seeds at
+  P = 10,000;
+- ``call_ms``: driver CPU per actor call on a local Ray (submitted in a batch, then collected);
+  ``task_ms``: the same with 4 in flight, one submitted as each completes (the previous executor);
+  ``rtt_ms``: the round trip of one call; ``wait_a_ms`` + ``wait_b_us`` x T: ``ray.wait`` over T
+  refs for one ready (the previous executor called it over every ref in flight per completion);
+- ``physics_ms``: Humanoid-v5 physics per 1,000 steps (MuJoCo, random actions); ``policy_a_ms`` +
+  ``policy_b_ns`` x dim / 1e3: a tanh MLP's forward per 1,000 steps in ms (obs 348, two hidden layers
+  sized to dims 3e4, 1.67e5, 1e6; one BLAS thread), fitted on the three; ``policy_b_ns`` is ns per
+  parameter per step.
+
+``scaling_model.py --inputs FILE`` reads the ``--json`` output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+# One BLAS thread, as in a worker (set before numpy loads its BLAS): the policy forward is per core.
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import numpy as np  # noqa: E402
+
+import blackbox as bb  # noqa: E402
+from blackbox.core import reduce  # noqa: E402
+from blackbox.strategies.optim import make_optimizer  # noqa: E402
+from blackbox.strategies.shaping import centered_ranks  # noqa: E402
+
+COMMAND = "python benchmarks/scaling_inputs.py"
+
+
+def best(fn, repeats: int = 5) -> float:
+    """Fastest wall time of ``fn()`` in seconds, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def measure_reduction() -> dict[str, float]:
+    popsize, dim = 2000, 100_000
+    pop = bb.make_strategy("openai-es", dim=dim, popsize=popsize, seed=0).ask()
+    weights = centered_ranks(np.random.default_rng(1).standard_normal(popsize))
+    plan = reduce.plan_sums(pop, weights)
+    slices = len(plan.offsets)
+    out = {"reduce_ns": best(lambda: plan.block_sums(), 3) / (slices * dim) * 1e9,
+           "float32_sum_ns": best(lambda: pop.noise_weighted_sum(weights), 3) / (slices * dim) * 1e9}
+    acc = np.random.default_rng(2).standard_normal(dim).astype(np.float32)
+    total, scratch = np.zeros(dim, dtype=np.int64), np.empty(dim, dtype=np.int64)
+    out["fixed_ns"] = best(lambda: reduce._add_fixed(total, acc.copy(), 40, scratch)) / dim * 1e9
+    part = plan.block_sums([0])
+    other = plan.block_sums([1])
+    out["combine_ns"] = best(lambda: reduce.combine(part, other)) / dim * 1e9
+    return out
+
+
+def measure_driver() -> dict[str, float]:
+    dim = 1_000_000
+    adam = make_optimizer("adam", dim, 0.01)
+    theta, grad = np.zeros(dim), np.random.default_rng(0).standard_normal(dim)
+    out = {"adam_ns": best(lambda: adam.step(theta, grad)) / dim * 1e9}
+    fitness = np.random.default_rng(1).standard_normal(10_000)
+    out["shape_ms"] = best(lambda: centered_ranks(fitness), 20) * 1e3
+    es = bb.make_strategy("openai-es", dim=30_000, popsize=10_000, seed=0)
+    pop = es.ask()
+    out["plan_ms"] = best(lambda: reduce.plan_sums(pop, centered_ranks(fitness)), 10) * 1e3
+
+    def ask():
+        es._pending = None
+        es.ask()
+        np.random.SeedSequence(0).generate_state(5_002)
+
+    out["ask_ms"] = best(ask, 10) * 1e3
+    return out
+
+
+def measure_ray() -> dict[str, float]:
+    import ray
+
+    temp = os.environ.get("RAY_TMPDIR", "/tmp/ray")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", _temp_dir=temp)
+    try:
+        @ray.remote(num_cpus=1)
+        class Echo:
+            def f(self, x=None):
+                return x
+
+            def block(self, seconds):
+                time.sleep(seconds)
+
+        actor = Echo.remote()
+        ray.get(actor.f.remote())
+        rtt = best(lambda: ray.get(actor.f.remote()), 50)
+        calls = 400
+
+        def batch():
+            ray.get([actor.f.remote(i) for i in range(calls)])
+
+        def four_in_flight():  # the previous executor: a task submitted as each completes
+            in_flight = [actor.f.remote(i) for i in range(4)]
+            for i in range(calls):
+                done, in_flight = ray.wait(in_flight, num_returns=1)
+                ray.get(done)
+                in_flight.append(actor.f.remote(i))
+            ray.get(in_flight)
+
+        out = {"rtt_ms": rtt * 1e3}
+        for name, fn in (("call_ms", batch), ("task_ms", four_in_flight)):
+            fn()
+            cpu = []
+            for _ in range(3):
+                start = time.process_time()
+                fn()
+                cpu.append(time.process_time() - start)
+            out[name] = min(cpu) / calls * 1e3
+        # ray.wait(list(refs), num_returns=1) with T refs pending and one ready: a + b T
+        blocker = Echo.remote()
+        ray.get(blocker.f.remote())
+        blocker.block.remote(120.0)  # calls queued behind it stay pending: refs that are not ready
+        ready = [actor.f.remote()]
+        ray.get(ready)
+        waits = {}
+        for count in (64, 2880):
+            pending = [blocker.f.remote() for _ in range(count)]
+            waits[count] = best(lambda refs=ready + pending: ray.wait(refs, num_returns=1), 20)
+        ray.kill(blocker)
+        out["wait_b_us"] = (waits[2880] - waits[64]) / (2880 - 64) * 1e6
+        out["wait_a_ms"] = max(waits[64] * 1e3 - out["wait_b_us"] * 64 / 1e3, 0.0)
+        return out
+    finally:
+        ray.shutdown()
+
+
+def mlp_forward_ms(hidden: int, obs: int = 348, act: int = 17) -> tuple[int, float]:
+    rng = np.random.default_rng(0)
+    w1, w2, w3 = rng.standard_normal((hidden, obs)), rng.standard_normal((hidden, hidden)), rng.standard_normal((act, hidden))
+    b1, b2, b3 = np.zeros(hidden), np.zeros(hidden), np.zeros(act)
+    x = rng.standard_normal(obs)
+    dim = w1.size + w2.size + w3.size + 2 * hidden + act
+
+    def thousand_steps():
+        for _ in range(1000):
+            np.tanh(w3 @ np.tanh(w2 @ np.tanh(w1 @ x + b1) + b2) + b3)
+
+    return dim, best(thousand_steps, 3) * 1e3
+
+
+def measure_episode() -> dict[str, float]:
+    points = [mlp_forward_ms(h) for h in (64, 256, 850)]
+    dims = np.array([d for d, _ in points], dtype=float)
+    ms = np.array([t for _, t in points])
+    slope, intercept = np.polyfit(dims, ms, 1)
+    # ms per 1,000 steps = a + b x dim, with b in ns per parameter per step (ms/param per 1,000 steps x 1e3)
+    out = {"policy_a_ms": float(max(intercept, 0.0)), "policy_b_ns": float(slope * 1e3)}
+    try:
+        import gymnasium as gym
+
+        env = gym.make("Humanoid-v5")
+        env.reset(seed=0)
+        actions = np.random.default_rng(0).uniform(-0.4, 0.4, (1000, env.action_space.shape[0]))
+
+        def steps():
+            for action in actions:
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    env.reset()
+
+        out["physics_ms"] = best(steps, 3) * 1e3
+        env.close()
+    except Exception as exc:  # noqa: BLE001 - MuJoCo missing: the model keeps its default
+        print(f"# Humanoid-v5 not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the inputs as JSON for scaling_model.py --inputs")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["reduction", "driver", "ray", "humanoid"])
+    args = parser.parse_args(argv)
+    inputs: dict[str, float] = {}
+    for name, fn in (("reduction", measure_reduction), ("driver", measure_driver), ("ray", measure_ray),
+                     ("humanoid", measure_episode)):
+        if name not in args.skip:
+            inputs.update(fn())
+    load = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps({"command": COMMAND, "load": load, "inputs": inputs}, indent=1))
+        return
+    print(f"# {COMMAND} (load average {load:.2f})")
+    for key, value in inputs.items():
+        print(f"{key:>16} {value:.4g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""What a node must share with the driver for bit-identical results, and the one-line refusals.
+
+Bit-identity across nodes needs the same blackbox and numpy (the reduction's and the rows'
+arithmetic) and the same IEEE behaviour of the CPU (no flush-to-zero): every aggregator reports its
+versions and an arithmetic probe (a reduction's hash and a subnormal product) when it starts, and
+the driver refuses a node whose facts differ from its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import Any
+
+import numpy as np
+
+import blackbox
+from blackbox.errors import WorkerError
+
+__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address"]
+
+
+def _probe() -> str:
+    """A fingerprint of this process's float arithmetic: a fixed reduction and a subnormal product."""
+    from blackbox.core.noise import NoiseTable
+    from blackbox.core.population import Population
+    from blackbox.core.reduce import block_sums
+
+    table = NoiseTable.get(2**16, seed=1)
+    rng = np.random.default_rng(0)
+    offsets = np.repeat(rng.integers(0, table.size - 64, size=100), 2)
+    signs = np.tile(np.array([1, -1], dtype=np.int8), 100)
+    population = Population.compact(table, np.zeros(64), offsets, signs, 0.1)
+    linear, squares = block_sums(population, rng.standard_normal(200), rng.random(200))
+    if squares is None:  # block_sums gives the squared sums whenever square coefficients are given
+        raise RuntimeError("the arithmetic probe got no squared sums from block_sums")
+    tiny = np.float32(2.0**-126) * np.float32(0.5)  # 0 under flush-to-zero
+    return hashlib.blake2b(linear.tobytes() + squares.tobytes() + tiny.tobytes(), digest_size=8).hexdigest()
+
+
+def node_facts() -> dict[str, Any]:
+    """This process's versions and arithmetic probe, and the Ray node it runs on."""
+    import ray
+
+    return {"node": ray.get_runtime_context().get_node_id(), **driver_facts()}
+
+
+def driver_facts() -> dict[str, Any]:
+    return {"blackbox": blackbox.__version__, "numpy": np.__version__,
+            "python": ".".join(map(str, sys.version_info[:3])), "probe": _probe()}
+
+
+def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:
+    """Refuse a node whose versions or arithmetic differ from the driver's, or that cannot load the problem."""
+    where = f"Ray node {facts['node'][:8]} (host {facts.get('host', '?')})"
+    if facts.get("problem_error"):
+        raise WorkerError(
+            f"{where} {facts['problem_error']}; install it on every node, or register the module with "
+            f"cloudpickle.register_pickle_by_value(module) so that it travels with the problem"
+        )
+    if (facts["blackbox"], facts["numpy"]) != (mine["blackbox"], mine["numpy"]):
+        raise WorkerError(
+            f"{where} has blackbox {facts['blackbox']} and numpy {facts['numpy']}, the driver blackbox "
+            f"{mine['blackbox']} and numpy {mine['numpy']}: bit-identical results need the same versions "
+            f"on every node; install the driver's versions there"
+        )
+    if facts["probe"] != mine["probe"]:
+        raise WorkerError(
+            f"{where} computes other bits than the driver in an arithmetic probe (a flush-to-zero mode, "
+            f"or another numpy build); run every node on the driver's software image"
+        )
+
+
+def probe_address(address: str, timeout: float = 5.0) -> None:
+    """Refuse a ``host:port`` (or ``ray://host:port``) that accepts no connection within ``timeout``
+    seconds (``ray.init`` would retry for minutes). ``auto`` and other forms are left to Ray."""
+    import socket
+
+    text = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise unreachable(address, exc) from None
+
+
+def unreachable(address: str, error: BaseException) -> WorkerError:
+    return WorkerError(
+        f"cannot reach a Ray cluster at address {address!r} ({type(error).__name__}: {error}); start one "
+        f"with `ray start --head` on that machine, or pass the address it printed"
+    )

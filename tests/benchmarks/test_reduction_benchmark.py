@@ -1,0 +1,22 @@
+"""Smoke test of benchmarks/reduction.py on a tiny setting: it runs and reports what it measured."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from tests.helpers import ROOT
+
+
+def test_reduction_benchmark_prints_its_table(capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        reduction = importlib.import_module("reduction")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    reduction.main(["--dims", "300", "--popsize", "400", "--repeats", "1", "--columns", "4", "--nodes", "1", "3"])
+    out = capsys.readouterr().out
+    assert "| dim | popsize | blocks | float32 pass ms | fixed blocks ms |" in out
+    row = [line for line in out.splitlines() if line.startswith("| 300 |")]
+    assert len(row) == 1 and row[0].endswith("| yes |")
+    assert row[0].split("|")[3].strip() == "4"  # 200 pairs: blocks of 64 slices
