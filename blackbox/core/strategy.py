@@ -37,11 +37,12 @@ from .._validate import (
     check_int,
     check_seed,
     check_state_layout,
-    real_array,
 )
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
+from .fitness import check_fitness
 from .params import Params, make_params, options_signature
 from .population import Population
+from .population_state import population_from_state, population_state
 from .reduce import REDUCTION, block_sums
 from .state import check_fields, check_rng_state, save_fields
 
@@ -77,35 +78,6 @@ def population_sums(population: Population, coefficients: np.ndarray,
     if square_coefficients is None:
         return population.noise_weighted_sum(coefficients), None
     return population.noise_weighted_sums(coefficients, square_coefficients)
-
-
-def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
-    """Fitness as a float64 vector of length ``popsize``, or a TellError saying what is wrong.
-
-    Accepts any array-like of real numbers (booleans count as 0 and 1) or an object with a
-    ``fitness`` attribute (an EvalResult). NaN is allowed and ranks worst, and so do the masked
-    entries of a masked array. Complex numbers, strings, dates and other objects are refused rather
-    than converted (numpy would drop an imaginary part or parse ``"1.5"`` silently).
-    """
-    fitness = getattr(fitness, "fitness", fitness)
-    try:
-        f = real_array(fitness)
-    except TypeError as exc:
-        raise TellError(
-            f"tell() needs real numbers, got {type(fitness).__name__} that does not convert to floats "
-            f"({exc}); pass one fitness value per row of the population from ask()"
-        ) from None
-    if f.ndim != 1:
-        raise TellError(
-            f"tell() got fitness of shape {f.shape}; expected shape ({popsize},): "
-            f"pass a flat array with one value per row of the population from ask()"
-        )
-    if len(f) != popsize:
-        raise TellError(
-            f"tell() got {len(f)} fitness values for a population of {popsize}; "
-            f"pass one value per row of the population from ask()"
-        )
-    return f
 
 
 class Strategy(ABC):
@@ -514,41 +486,6 @@ class Strategy(ABC):
 
     def _load_state_dict(self, state: dict[str, Any]) -> None:
         """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
-
-
-def population_state(population: Population) -> dict[str, Any]:
-    """A population as plain data (arrays and numbers), to keep in a state."""
-    if population.table is None:
-        return {"dense": population.params.copy(), "groups": population.groups.copy()}
-    table, bases, parents, offsets, signs = population._compact("population_state")
-    return {"bases": bases.copy(), "parents": parents.copy(),
-            "offsets": offsets.copy(), "signs": signs.copy(),
-            "groups": population.groups.copy(), "sigma": np.array(population.sigma, dtype=np.float64),
-            "table": np.array([table.size, table.seed], dtype=np.int64)}
-
-
-def population_from_state(state: Mapping[str, Any], dim: int) -> Population:
-    """The population :func:`population_state` describes (ConfigError if it does not fit ``dim``)."""
-    from .noise import NoiseTable
-
-    try:
-        groups = np.asarray(state["groups"], dtype=np.int64)
-        if "dense" in state:
-            dense = np.asarray(state["dense"], dtype=np.float64)
-            if dense.ndim != 2 or dense.shape[1] != dim or len(dense) != len(groups):
-                raise ValueError(f"dense rows of shape {dense.shape}")
-            return Population.from_dense(dense, groups)
-        size, seed = (int(v) for v in np.asarray(state["table"]).reshape(2))
-        bases = np.atleast_2d(np.asarray(state["bases"], dtype=np.float64))
-        offsets = np.asarray(state["offsets"], dtype=np.int64)
-        if bases.shape[1] != dim or not (len(offsets) == len(groups) == len(state["signs"]) == len(state["parents"])):
-            raise ValueError("arrays of other lengths")
-        sigma = np.asarray(state["sigma"], dtype=np.float64)
-        return Population.compact(NoiseTable.get(size, seed), bases, offsets, np.asarray(state["signs"], dtype=np.int8),
-                                  float(sigma) if sigma.ndim == 0 else sigma,
-                                  np.asarray(state["parents"], dtype=np.int64), groups)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"state_dict asked_ahead population does not fit this strategy: {exc}") from None
 
 
 #: The constructor a strategy without ``Params`` inherits, as it reads in 0.1.0.
