@@ -160,7 +160,7 @@ def format_spec(name: str, *args: Any, **kwargs: Any) -> str:
             return "none"
         if isinstance(value, (list, tuple)):
             return "[" + ",".join(fmt(v) for v in value) + "]"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
             return "{" + ",".join(f"{k if _KEY.fullmatch(k) else chr(34) + k + chr(34)}={fmt(v)}"
                                   for k, v in value.items()) + "}"
         text = str(value)
