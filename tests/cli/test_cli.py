@@ -85,7 +85,8 @@ def test_list_at_80_columns_wraps_words_whole_and_shows_no_markup(capsys, monkey
     words = table.split()
     for row in rows:
         assert row["name"] in words and f"{row['distribution']}" in words
-        description = plain_text(row["description"]).split()
+        # a plugin that cannot load (an extra missing) shows its status where the description goes
+        description = (plain_text(row["description"]) if row["status"] == "ok" else row["status"]).split()
         start = words.index(description[0], words.index(row["name"]))
         assert words[start:start + len(description)] == description  # every word whole, in order
     quadratic = next(r for r in rows if r["name"] == "quadratic")

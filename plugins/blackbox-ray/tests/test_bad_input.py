@@ -8,12 +8,15 @@ import sys
 import textwrap
 
 import pytest
-import ray
-from blackbox_ray import RayExecutor
-from blackbox_ray.checks import check_node, driver_facts
 
-import blackbox as bb
-from blackbox.errors import WorkerError
+pytest.importorskip("blackbox_ray", reason="needs the blackbox-ray plugin: pip install -e plugins/blackbox-ray")
+
+import ray  # noqa: E402
+from blackbox_ray import RayExecutor  # noqa: E402
+from blackbox_ray.checks import check_node, driver_facts  # noqa: E402
+
+import blackbox as bb  # noqa: E402
+from blackbox.errors import WorkerError  # noqa: E402
 
 
 def test_an_address_that_cannot_be_reached_is_named():

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+pytest.importorskip("blackbox_ray", reason="needs the blackbox-ray plugin: pip install -e plugins/blackbox-ray")
 ray = pytest.importorskip("ray")
 from blackbox_ray import RayExecutor  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
