@@ -66,6 +66,10 @@ class GymSlots:
         self.envs: list[Any] = []
         self._flatten = flatten_observation(observation_space)
         self.obs_dtype = observation_dtype(observation_space)
+        # A flat Box: an observation is written into its row as it is (numpy casts it as
+        # np.asarray(obs, dtype) would), with no temporary array per environment step.
+        shape = getattr(observation_space, "shape", None)
+        self._flat_box = type(observation_space).__name__ == "Box" and shape is not None and len(shape) == 1
 
     def _ensure(self, slot: int) -> Any:
         while len(self.envs) <= slot:
@@ -85,9 +89,18 @@ class GymSlots:
         rewards = np.empty(live, dtype=np.float64)
         terminated = np.empty(live, dtype=bool)
         truncated = np.empty(live, dtype=bool)
+        envs = self.envs
+        if self._flat_box:
+            for i in range(live):
+                obs, reward, term, trunc, _ = envs[i].step(actions[i])
+                obs_out[i] = obs
+                rewards[i] = reward
+                terminated[i] = term
+                truncated[i] = trunc
+            return rewards, terminated, truncated
         flatten = self._flatten
         for i in range(live):
-            obs, reward, term, trunc, _ = self.envs[i].step(actions[i])
+            obs, reward, term, trunc, _ = envs[i].step(actions[i])
             obs_out[i] = flatten(obs)
             rewards[i] = reward
             terminated[i] = term
