@@ -249,9 +249,11 @@ class BatchedRollouts:
                 inputs = x
             else:
                 inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
-            if sampling:
-                for slot in np.flatnonzero(collecting[:live]).tolist():
-                    traces[slot].append(x[slot].copy())
+            if sampling:  # one copy of the collecting rows a step; each trace keeps its row of it
+                picked = np.flatnonzero(collecting[:live])
+                rows = x[picked]
+                for j, slot in enumerate(picked.tolist()):
+                    traces[slot].append(rows[j])
             out = batch.forward(inputs, live)
             noise = None
             if noise_std:
