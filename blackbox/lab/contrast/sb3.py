@@ -149,9 +149,13 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
     kwargs = {**entry.kwargs, **(overrides or {})}
     algorithm: type[Any]
     if entry.algo == "ppo":
-        from stable_baselines3 import PPO as algorithm
+        from stable_baselines3 import PPO
+
+        algorithm = PPO
     else:
-        from sb3_contrib import ARS as algorithm
+        from sb3_contrib import ARS
+
+        algorithm = ARS
     venv = make_vec_env(entry.task, n_envs=entry.n_envs, seed=seed)
     if entry.normalize is not None:
         options = dict(entry.normalize)
