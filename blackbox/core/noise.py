@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validate import check_int_between, check_nonnegative_int
 from ..errors import ConfigError
+from . import mapped
 from .noise_cache import mapped_table
 
 __all__ = ["NoiseTable", "default_table_size", "cache_dir"]
@@ -132,13 +133,14 @@ class NoiseTable:
         return self.data[offset : offset + dim]
 
     def gather(self, offsets: Sequence[int] | np.ndarray, dim: int) -> np.ndarray:
-        """The slices at ``offsets`` stacked into a new ``(len(offsets), dim)`` float32 array."""
+        """The slices at ``offsets`` stacked into a new ``(len(offsets), dim)`` float32 array (one of
+        more than ``_GATHER_MAX`` values on a mapping of its own, :func:`~blackbox.core.mapped.empty`)."""
         offsets = np.asarray(offsets, dtype=np.int64)
         if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")
         if len(offsets) * dim <= _GATHER_MAX:
             return self._windows(dim)[offsets]
-        out = np.empty((len(offsets), dim), dtype=np.float32)
+        out = mapped.empty((len(offsets), dim), np.float32)
         for i, offset in enumerate(offsets.tolist()):
             out[i] = self.data[offset : offset + dim]
         return out

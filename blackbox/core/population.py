@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from . import mapped
 from .noise import NoiseTable
 from .rows import Rows, Shared, chunk_bounds
 
@@ -226,7 +227,8 @@ class Population:
         """
         indices = np.asarray(indices, dtype=np.int64)
         if self._dense is not None:
-            return self._dense[indices]
+            return np.take(self._dense, indices, axis=0, out=mapped.empty((len(indices),) + self._dense.shape[1:],
+                                                                          self._dense.dtype))
         table, bases, parents, offsets, signs = self._compact("rows")
         parents, signs, offsets = parents[indices], signs[indices], offsets[indices]
         if len(indices) * self.dim > _ROWS_GATHER_MAX:
@@ -239,11 +241,12 @@ class Population:
         # the base added after it (IEEE addition commutes): one gather and two passes over the rows.
         noise = table.gather(offsets, self.dim)
         coefficient = signs.astype(np.float64)[:, None] * self.sigma
-        out = np.multiply(noise, coefficient, dtype=np.float64)
+        out = np.multiply(noise, coefficient, dtype=np.float64, out=mapped.empty(noise.shape, np.float64))
+        del noise  # its mapping goes back now
         if len(parents) and parents.min() == parents.max():
             out += bases[parents[0]]  # one base for every row: broadcast
         elif len(parents):
-            out += bases[parents]
+            out += np.take(bases, parents, axis=0, out=mapped.empty(out.shape, bases.dtype))
         if len(dead):
             out[dead] = bases[parents[dead]]
         return out
@@ -266,7 +269,7 @@ class Population:
         live = offsets[signs != 0]
         if len(live) and (live.min() < 0 or live.max() + dim > table.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {table.size}")
-        out = np.empty((len(signs), dim), dtype=np.float64)
+        out = mapped.empty((len(signs), dim), np.float64)
         scalar = np.ndim(self.sigma) == 0
         sigma = np.asarray(self.sigma, dtype=np.float64)  # per-dimension sigma; unused when scalar
         negative = -sigma

@@ -1,0 +1,93 @@
+"""Large short-lived arrays on anonymous memory mappings that are kept and reused, never on the heap.
+
+A generation's dense parameter rows (a worker's chunk of 129 CartPole rows: 4.8 MB of float64) are
+allocated and freed once a generation, or once a batch. glibc serves such blocks from a fresh
+mapping only until it frees the first one; it then raises its mmap threshold to that size and takes
+later ones from the heap, where they fall among small objects. The heap keeps its high-water mark,
+and where the blocks fall changes with the data and the timing: a worker's resident memory stepped
+up by one block (4.9 MB) after 20 generations of CartPole, and a serial run's by 8.8 MB after 180,
+the live memory unchanged. :func:`empty` gives such arrays a mapping of their own, kept (per
+thread) once the array and all its views are gone and handed to the next array that fits (mappings
+are made a power of two in size, of which only the touched pages become resident): the heap holds
+only small objects, and the pages, once touched, stay mapped, as the heap's would.
+
+Fixing glibc's threshold instead (``mallopt``) would send every large temporary a problem makes to
+fresh mappings: torch's batched MNIST forward ran 1.45x slower that way; fresh mappings for our own
+arrays alone cost 1.38x on a 100,000-dimension quadratic (page faults every batch).
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MAPPED_MIN_BYTES", "KEEP_MAX_BYTES", "KEEP_FREE", "empty"]
+
+#: Arrays of at least this many bytes get a mapping; smaller ones come from malloc.
+MAPPED_MIN_BYTES = 1 << 20
+
+#: Larger arrays get a mapping of their own that goes back to the system with them, as glibc does
+#: above its largest threshold (32 MB): keeping one would hold that much for the process's life.
+KEEP_MAX_BYTES = 32 << 20
+
+#: Mappings whose arrays are gone that a thread keeps for later arrays (the largest are kept).
+KEEP_FREE = 4
+
+#: Mappings of at least this size ask for transparent huge pages (numpy's own threshold).
+HUGE_PAGES_MIN_BYTES = 1 << 22
+
+_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+
+
+class _Mapping:
+    """An anonymous mapping and a weak reference to the array that uses it (None: free)."""
+
+    def __init__(self, nbytes: int):
+        self.buffer = mmap.mmap(-1, nbytes, flags=_FLAGS) if _FLAGS else mmap.mmap(-1, nbytes)
+        if nbytes >= HUGE_PAGES_MIN_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
+            try:  # as numpy does for its own large arrays: a fault maps 2 MB instead of 4 KB
+                self.buffer.madvise(mmap.MADV_HUGEPAGE)
+            except OSError:  # transparent huge pages not built into this kernel
+                pass
+        self.user: weakref.ref[np.ndarray] | None = None
+
+    def free(self) -> bool:
+        return self.user is None or self.user() is None
+
+
+_pools = threading.local()
+
+
+def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised writable array, like ``np.empty``; on an anonymous mapping, reused from an
+    earlier array that is gone, when it takes from :data:`MAPPED_MIN_BYTES` to :data:`KEEP_MAX_BYTES`."""
+    dtype = np.dtype(dtype)
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
+    if nbytes < MAPPED_MIN_BYTES:
+        return np.empty(shape, dtype=dtype)
+    if nbytes > KEEP_MAX_BYTES:
+        return np.frombuffer(_Mapping(nbytes).buffer, dtype=dtype, count=count).reshape(shape)
+    pool: list[_Mapping] = _pools.__dict__.setdefault("pool", [])
+    free = [m for m in pool if m.free()]
+    fits = [m for m in free if len(m.buffer) >= nbytes]
+    if fits:
+        mapping = min(fits, key=lambda m: len(m.buffer))
+    else:
+        # A power of two: the next array a little larger (a chunk of 129 rows after 128) fits too.
+        # Only the pages an array touches become resident; the rest is address space.
+        mapping = _Mapping(1 << (nbytes - 1).bit_length())
+        pool.append(mapping)
+        free.append(mapping)
+    # Keep the largest free mappings; the others go back to the system once no array uses them.
+    spare = sorted((m for m in free if m is not mapping), key=lambda m: len(m.buffer), reverse=True)
+    for extra in spare[KEEP_FREE:]:
+        pool.remove(extra)
+    flat = np.frombuffer(mapping.buffer, dtype=dtype, count=count)
+    mapping.user = weakref.ref(flat)  # every view of the result keeps ``flat`` alive
+    return flat.reshape(shape)
