@@ -83,7 +83,6 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         # Only the pages an array touches become resident; the rest is address space.
         mapping = _Mapping(1 << (nbytes - 1).bit_length())
         pool.append(mapping)
-        free.append(mapping)
     # Keep the largest free mappings; the others go back to the system once no array uses them.
     spare = sorted((m for m in free if m is not mapping), key=lambda m: len(m.buffer), reverse=True)
     for extra in spare[KEEP_FREE:]:

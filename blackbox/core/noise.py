@@ -134,7 +134,7 @@ class NoiseTable:
 
     def gather(self, offsets: Sequence[int] | np.ndarray, dim: int) -> np.ndarray:
         """The slices at ``offsets`` stacked into a new ``(len(offsets), dim)`` float32 array (one of
-        more than ``_GATHER_MAX`` values on a mapping of its own, :func:`~blackbox.core.mapped.empty`)."""
+        more than ``_GATHER_MAX`` values on a reused mapping, :func:`~blackbox.core.mapped.empty`)."""
         offsets = np.asarray(offsets, dtype=np.int64)
         if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")

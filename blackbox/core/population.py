@@ -242,7 +242,6 @@ class Population:
         noise = table.gather(offsets, self.dim)
         coefficient = signs.astype(np.float64)[:, None] * self.sigma
         out = np.multiply(noise, coefficient, dtype=np.float64, out=mapped.empty(noise.shape, np.float64))
-        del noise  # its mapping goes back now
         if len(parents) and parents.min() == parents.max():
             out += bases[parents[0]]  # one base for every row: broadcast
         elif len(parents):
