@@ -22,9 +22,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
-
 from ..errors import WorkerError
+from . import shipping
 
 __all__ = ["shared_root", "RunDirectory", "dump_file", "load_file"]
 
@@ -53,7 +52,7 @@ def dump_file(path: Path, obj: Any, out_of_band: bool = True) -> int:
     """Write ``obj`` to ``path`` atomically; large arrays are stored raw. Returns the file size."""
     buffers: list[pickle.PickleBuffer] = []
     callback = buffers.append if out_of_band else None
-    header = cloudpickle.dumps(obj, protocol=5, buffer_callback=callback)
+    header = shipping.dumps(obj, protocol=5, buffer_callback=callback)
     raws = [b.raw() for b in buffers]
     table_size = 24 + 16 * len(raws)
     position = _aligned(table_size + len(header))

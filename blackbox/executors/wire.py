@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
 from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError
+from . import shipping
 
 __all__ = ["Shared", "Rows", "DispatchStats", "join_results", "pickle_problem", "unshippable"]
 
@@ -44,9 +44,10 @@ def unshippable(problem: Problem, exc: BaseException) -> ConfigError:
 
 
 def pickle_problem(problem: Problem) -> bytes:
-    """The problem as cloudpickle bytes (made once per run), or the ConfigError of :func:`unshippable`."""
+    """The problem as cloudpickle bytes (made once per run; :mod:`.shipping`), or the ConfigError of
+    :func:`unshippable`."""
     try:
-        return cloudpickle.dumps(problem)
+        return shipping.dumps(problem)
     except Exception as exc:  # noqa: BLE001 - any pickling failure gets the same advice
         raise unshippable(problem, exc) from exc
 
