@@ -38,7 +38,9 @@ KEEP_MAX_BYTES = 32 << 20
 #: Mappings whose arrays are gone that a thread keeps for later arrays (the largest are kept).
 KEEP_FREE = 4
 
-#: Mappings of at least this size ask for transparent huge pages (numpy's own threshold).
+#: Unkept mappings of at least this size ask for transparent huge pages (numpy's own threshold), as
+#: each is touched afresh. Kept ones do not: reused, they fault once, and 4 KB pages keep their
+#: resident part to what their arrays touched (a huge page makes a 2 MB region resident at a touch).
 HUGE_PAGES_MIN_BYTES = 1 << 22
 
 _FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
@@ -47,9 +49,9 @@ _FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
 class _Mapping:
     """An anonymous mapping and a weak reference to the array that uses it (None: free)."""
 
-    def __init__(self, nbytes: int):
+    def __init__(self, nbytes: int, huge_pages: bool = False):
         self.buffer = mmap.mmap(-1, nbytes, flags=_FLAGS) if _FLAGS else mmap.mmap(-1, nbytes)
-        if nbytes >= HUGE_PAGES_MIN_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
+        if huge_pages and nbytes >= HUGE_PAGES_MIN_BYTES and hasattr(mmap, "MADV_HUGEPAGE"):
             try:  # as numpy does for its own large arrays: a fault maps 2 MB instead of 4 KB
                 self.buffer.madvise(mmap.MADV_HUGEPAGE)
             except OSError:  # transparent huge pages not built into this kernel
@@ -72,7 +74,7 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     if nbytes < MAPPED_MIN_BYTES:
         return np.empty(shape, dtype=dtype)
     if nbytes > KEEP_MAX_BYTES:
-        return np.frombuffer(_Mapping(nbytes).buffer, dtype=dtype, count=count).reshape(shape)
+        return np.frombuffer(_Mapping(nbytes, huge_pages=True).buffer, dtype=dtype, count=count).reshape(shape)
     pool: list[_Mapping] = _pools.__dict__.setdefault("pool", [])
     free = [m for m in pool if m.free()]
     fits = [m for m in free if len(m.buffer) >= nbytes]
