@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,8 +23,43 @@ import numpy as np
 import blackbox as bb
 
 DATA = Path(__file__).with_name("data")
+ROOT = Path(__file__).resolve().parents[2]
+#: Set in the pinned environment, so that make_golden knows it runs in one.
+PINNED_MARK = "BLACKBOX_GOLDEN_PINNED"
 TIME_FIELDS = ("time", "generation_time")
 BUILTIN_STRATEGIES = ("openai-es", "nes", "ga", "pgpe", "snes", "xnes", "cma-es", "sep-cma-es", "ars", "cem")
+
+
+def pinned_numerics() -> dict[str, str] | None:
+    """The environment in which the golden data holds on any x86-64 CPU with AVX2 and FMA; None on others.
+
+    The last bit of a matrix product or an ``exp`` depends on the kernels the CPU selects: OpenBLAS
+    picks SkylakeX kernels on an AVX-512 CPU and Haswell kernels on an AVX2 one, and NumPy runs
+    its AVX-512 loops where it finds AVX-512. The data was recorded with Haswell BLAS kernels and
+    NumPy's AVX2 loops, and the runs are pinned to them, so a golden failure means the code changed
+    a result, never that CI moved to another CPU. The variables must be set before NumPy loads,
+    hence the runs go in a process of their own.
+    """
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__  # type: ignore[no-redef]
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    if not (__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3")):
+        return None
+    above_avx2 = [f for f in __cpu_dispatch__ if __cpu_features__.get(f) and (f.startswith("AVX512") or f == "X86_V4")]
+    return {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": " ".join(above_avx2), PINNED_MARK: "1"}
+
+
+def pinned_environment() -> dict[str, str]:
+    """``os.environ`` with the pinned numerics; raises RuntimeError on a CPU that cannot run them."""
+    pinned = pinned_numerics()
+    if pinned is None:
+        raise RuntimeError(f"the golden data needs an x86-64 CPU with AVX2 and FMA; this one is {platform.machine()}"
+                           " without them")
+    return {**os.environ, **pinned, "COLUMNS": "120"}
 
 
 def encode(value: Any) -> Any:
