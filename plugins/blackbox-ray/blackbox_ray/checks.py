@@ -4,12 +4,19 @@ Bit-identity across nodes needs the same blackbox and numpy (the reduction's and
 arithmetic) and the same IEEE behaviour of the CPU (no flush-to-zero): every aggregator reports its
 versions and an arithmetic probe (a reduction's hash and a subnormal product) when it starts, and
 the driver refuses a node whose facts differ from its own.
+
+The kernels a CPU selects (numpy's vectorized ``tanh`` and ``exp``, OpenBLAS's matrix products) can
+round the last bit of a policy's output differently on another instruction set. That changes the
+returns, not the sums, so a node whose kernels differ is admitted with a ``MixedKernelsWarning``
+that says how to pin them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,7 +24,12 @@ import numpy as np
 import blackbox
 from blackbox.errors import WorkerError
 
-__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address"]
+__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address", "MixedKernelsWarning"]
+
+
+class MixedKernelsWarning(UserWarning):
+    """A node's CPU kernels round policies' outputs differently from the driver's: the run goes on,
+    but is not bit-identical to the same run on the driver's machine."""
 
 
 def _probe() -> str:
@@ -38,6 +50,24 @@ def _probe() -> str:
     return hashlib.blake2b(linear.tobytes() + squares.tobytes() + tiny.tobytes(), digest_size=8).hexdigest()
 
 
+def _kernels() -> str:
+    """A fingerprint of the CPU-selected kernels policies use: numpy's ``tanh`` and ``exp``, and BLAS products."""
+    rng = np.random.default_rng(7)  # PCG64 and random() are integer arithmetic: the same inputs on every CPU
+    x = rng.random(1031) * 8.0 - 4.0
+    a = rng.random((67, 131)) - 0.5
+    outputs = (np.tanh(x), np.exp(x), a @ a.T, a @ x[:131], np.tanh(a.astype(np.float32)) @ np.float32(x[:131]))
+    return hashlib.blake2b(b"".join(np.ascontiguousarray(o).tobytes() for o in outputs), digest_size=8).hexdigest()
+
+
+def _simd_targets() -> str:
+    """numpy's SIMD targets beyond its baseline that this CPU runs (``numpy.show_runtime()``'s ``found``)."""
+    try:
+        umath = importlib.import_module("numpy._core._multiarray_umath")
+    except ImportError:  # NumPy 1.x
+        umath = importlib.import_module("numpy.core._multiarray_umath")
+    return " ".join(f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)) or "none"
+
+
 def node_facts() -> dict[str, Any]:
     """This process's versions and arithmetic probe, and the Ray node it runs on."""
     import ray
@@ -47,11 +77,13 @@ def node_facts() -> dict[str, Any]:
 
 def driver_facts() -> dict[str, Any]:
     return {"blackbox": blackbox.__version__, "numpy": np.__version__,
-            "python": ".".join(map(str, sys.version_info[:3])), "probe": _probe()}
+            "python": ".".join(map(str, sys.version_info[:3])), "probe": _probe(), "kernels": _kernels(),
+            "simd": _simd_targets()}
 
 
 def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:
-    """Refuse a node whose versions or arithmetic differ from the driver's, or that cannot load the problem."""
+    """Refuse a node whose versions or arithmetic differ from the driver's, or that cannot load the problem;
+    warn of one whose CPU kernels differ."""
     where = f"Ray node {facts['node'][:8]} (host {facts.get('host', '?')})"
     if facts.get("problem_error"):
         raise WorkerError(
@@ -69,6 +101,16 @@ def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:
             f"{where} computes other bits than the driver in an arithmetic probe (a flush-to-zero mode, "
             f"or another numpy build); run every node on the driver's software image"
         )
+    if facts.get("kernels") != mine["kernels"]:
+        simd = (f"numpy's SIMD targets {facts.get('simd')} against the driver's {mine['simd']}"
+                if facts.get("simd") != mine["simd"] else "other BLAS kernels")
+        warnings.warn(
+            f"{where} rounds numpy's tanh/exp or BLAS products otherwise than the driver ({simd}): a policy's "
+            f"returns may differ in the last bit, so this run is not bit-identical to one on the driver's "
+            f"machine; for that, pin the kernels in the environment of the driver and of `ray start` on every "
+            f"node (OPENBLAS_CORETYPE=Haswell, and NPY_DISABLE_CPU_FEATURES with the AVX-512 targets; see "
+            f"docs/cluster.md), or use nodes of one CPU kind",
+            MixedKernelsWarning, stacklevel=2)
 
 
 def probe_address(address: str, timeout: float = 5.0) -> None:

@@ -1,19 +1,24 @@
 """Bad input to the Ray executor gets one line naming it: an unreachable address, a node whose
-versions or arithmetic differ from the driver's, a node that cannot import the problem's module."""
+versions or arithmetic differ from the driver's, a node that cannot import the problem's module;
+a node whose CPU kernels differ is named in a warning."""
 
 from __future__ import annotations
 
 import os
+import platform
+import subprocess
 import sys
 import textwrap
+import warnings
 
+import numpy as np
 import pytest
 
 pytest.importorskip("blackbox_ray", reason="needs the blackbox-ray plugin: pip install -e plugins/blackbox-ray")
 
 import ray  # noqa: E402
 from blackbox_ray import RayExecutor  # noqa: E402
-from blackbox_ray.checks import check_node, driver_facts  # noqa: E402
+from blackbox_ray.checks import MixedKernelsWarning, check_node, driver_facts  # noqa: E402
 
 import blackbox as bb  # noqa: E402
 from blackbox.errors import WorkerError  # noqa: E402
@@ -43,7 +48,53 @@ def test_a_node_with_other_versions_or_arithmetic_is_refused_by_name():
     with pytest.raises(WorkerError, match=r"^Ray node 3f2a9c1b \(host node-7\) computes other bits than the "
                                              r"driver in an arithmetic probe"):
         check_node({**node, "numpy": mine["numpy"], "probe": "0" * 16}, mine)
-    check_node({**node, "numpy": mine["numpy"]}, mine)  # the same facts: accepted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_node({**node, "numpy": mine["numpy"]}, mine)  # the same facts: accepted, without a warning
+
+
+MIXED = ("Ray node 3f2a9c1b (host node-7) rounds numpy's tanh/exp or BLAS products otherwise than the driver "
+         "({}): a policy's returns may differ in the last bit, so this run is not bit-identical to one on the "
+         "driver's machine; for that, pin the kernels in the environment of the driver and of `ray start` on "
+         "every node (OPENBLAS_CORETYPE=Haswell, and NPY_DISABLE_CPU_FEATURES with the AVX-512 targets; see "
+         "docs/cluster.md), or use nodes of one CPU kind")
+
+
+def test_a_node_with_other_cpu_kernels_is_admitted_with_a_warning_naming_it():
+    mine = driver_facts()
+    node = {**mine, "node": "3f2a9c1b" + "0" * 48, "host": "node-7", "kernels": "0" * 16}
+    with pytest.warns(MixedKernelsWarning) as caught:
+        check_node({**node, "simd": "X86_V3"}, {**mine, "simd": "X86_V3 X86_V4"})
+    assert [str(w.message) for w in caught] == [
+        MIXED.format("numpy's SIMD targets X86_V3 against the driver's X86_V3 X86_V4")]
+    with pytest.warns(MixedKernelsWarning) as caught:
+        check_node(node, mine)
+    assert [str(w.message) for w in caught] == [MIXED.format("other BLAS kernels")]
+
+
+def _kernels_with(env: dict[str, str]) -> str:
+    code = "from blackbox_ray.checks import _kernels; print(_kernels())"
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _has_avx2() -> bool:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+    machine = platform.machine().lower() in ("x86_64", "amd64")
+    return machine and bool(__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3"))
+
+
+needs_avx2 = pytest.mark.skipif(not _has_avx2(), reason="forces OpenBLAS core types of x86-64 CPUs with AVX2 and FMA")
+
+
+@needs_avx2
+def test_the_kernel_fingerprint_tells_blas_kernels_apart_and_repeats():
+    haswell = _kernels_with({"OPENBLAS_CORETYPE": "Haswell"})
+    assert haswell == _kernels_with({"OPENBLAS_CORETYPE": "Haswell"})
+    assert haswell != _kernels_with({"OPENBLAS_CORETYPE": "SandyBridge"})  # AVX without FMA: other last bits
 
 
 @pytest.fixture
@@ -81,3 +132,25 @@ def test_a_node_that_cannot_import_the_problems_module_is_named(local_ray, tmp_p
         ") cannot import module 'driver_only_problems' of the problem; install it on every node, or register "
         "the module with cloudpickle.register_pickle_by_value(module) so that it travels with the problem"
     )
+
+
+@needs_avx2
+def test_a_run_warns_of_a_node_whose_blas_kernels_differ():
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"OPENBLAS_CORETYPE": "SandyBridge"}})  # the node's processes only
+    try:
+        executor = RayExecutor(node_timeout=60)
+        try:
+            with pytest.warns(MixedKernelsWarning) as caught:
+                executor.start(bb.make_problem("sphere", dim=3))
+            fitness = executor.evaluate(bb.Population.from_dense(np.eye(3)), np.arange(3))
+        finally:
+            executor.close()
+        node = ray.get_runtime_context().get_node_id()
+    finally:
+        ray.shutdown()
+    assert len(caught) == 1 and str(caught[0].message).startswith(f"Ray node {node[:8]} (host ")
+    assert ") rounds numpy's tanh/exp or BLAS products otherwise than the driver (other BLAS kernels)" in str(
+        caught[0].message)
+    assert np.array_equal(fitness.fitness, -np.ones(3))  # admitted: the run goes on
