@@ -69,7 +69,9 @@ def test_matches_serial_bit_for_bit(local_ray, name):
     with RayExecutor() as executor:
         result = run(name, executor)
         assert executor.workers == 2
-        assert executor.stats.problem_loads == 2  # once per worker process
+        # once per worker process that got rows, never per task (4 generations); which of the two get
+        # rows depends on when each finished starting: one may take them all (as in test_executors)
+        assert 1 <= executor.stats.problem_loads <= 2
         assert executor.stats.broadcast_reads <= 2 * 4  # once per worker process per generation
     assert_same(result, reference)
 
