@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import blackbox as bb
+from blackbox.core.simd import has_avx2_fma, numpy_simd_targets
 
 DATA = Path(__file__).with_name("data")
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,21 +36,14 @@ def pinned_numerics() -> dict[str, str] | None:
 
     The last bit of a matrix product or an ``exp`` depends on the kernels the CPU selects: OpenBLAS
     picks SkylakeX kernels on an AVX-512 CPU and Haswell kernels on an AVX2 one, and NumPy runs
-    its AVX-512 loops where it finds AVX-512. The data was recorded with Haswell BLAS kernels and
-    NumPy's AVX2 loops, and the runs are pinned to them, so a golden failure means the code changed
+    its AVX-512 loops where it finds AVX-512. The data holds under Haswell BLAS kernels and NumPy's
+    AVX2 loops (the kernels an AVX2 CPU selects), and the runs are pinned to them, so a golden failure means the code changed
     a result, never that CI moved to another CPU. The variables must be set before NumPy loads,
     hence the runs go in a process of their own.
     """
-    try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-    except ImportError:  # NumPy 1.x
-        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__  # type: ignore[no-redef]
-
-    if platform.machine().lower() not in ("x86_64", "amd64"):
+    if not has_avx2_fma():
         return None
-    if not (__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3")):
-        return None
-    above_avx2 = [f for f in __cpu_dispatch__ if __cpu_features__.get(f) and (f.startswith("AVX512") or f == "X86_V4")]
+    above_avx2 = [t for t in numpy_simd_targets() if t.startswith("AVX512") or t == "X86_V4"]
     return {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": " ".join(above_avx2), PINNED_MARK: "1"}
 
 
@@ -57,8 +51,8 @@ def pinned_environment() -> dict[str, str]:
     """``os.environ`` with the pinned numerics; raises RuntimeError on a CPU that cannot run them."""
     pinned = pinned_numerics()
     if pinned is None:
-        raise RuntimeError(f"the golden data needs an x86-64 CPU with AVX2 and FMA; this one is {platform.machine()}"
-                           " without them")
+        raise RuntimeError(f"the golden data needs an x86-64 CPU with AVX2 and FMA; this one ({platform.machine()})"
+                           " lacks them")
     return {**os.environ, **pinned, "COLUMNS": "120"}
 
 

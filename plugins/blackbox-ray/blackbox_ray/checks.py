@@ -14,7 +14,6 @@ that says how to pin them.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import sys
 import warnings
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import blackbox
+from blackbox.core.simd import numpy_simd_targets
 from blackbox.errors import WorkerError
 
 __all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address", "MixedKernelsWarning"]
@@ -59,15 +59,6 @@ def _kernels() -> str:
     return hashlib.blake2b(b"".join(np.ascontiguousarray(o).tobytes() for o in outputs), digest_size=8).hexdigest()
 
 
-def _simd_targets() -> str:
-    """numpy's SIMD targets beyond its baseline that this CPU runs (``numpy.show_runtime()``'s ``found``)."""
-    try:
-        umath = importlib.import_module("numpy._core._multiarray_umath")
-    except ImportError:  # NumPy 1.x
-        umath = importlib.import_module("numpy.core._multiarray_umath")
-    return " ".join(f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)) or "none"
-
-
 def node_facts() -> dict[str, Any]:
     """This process's versions and arithmetic probe, and the Ray node it runs on."""
     import ray
@@ -78,7 +69,7 @@ def node_facts() -> dict[str, Any]:
 def driver_facts() -> dict[str, Any]:
     return {"blackbox": blackbox.__version__, "numpy": np.__version__,
             "python": ".".join(map(str, sys.version_info[:3])), "probe": _probe(), "kernels": _kernels(),
-            "simd": _simd_targets()}
+            "simd": " ".join(numpy_simd_targets()) or "none"}
 
 
 def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:

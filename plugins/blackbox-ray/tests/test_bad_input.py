@@ -5,7 +5,6 @@ a node whose CPU kernels differ is named in a warning."""
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from blackbox_ray import RayExecutor  # noqa: E402
 from blackbox_ray.checks import MixedKernelsWarning, check_node, driver_facts  # noqa: E402
 
 import blackbox as bb  # noqa: E402
+from blackbox.core.simd import has_avx2_fma  # noqa: E402
 from blackbox.errors import WorkerError  # noqa: E402
 
 
@@ -78,16 +78,7 @@ def _kernels_with(env: dict[str, str]) -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-def _has_avx2() -> bool:
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__
-    except ImportError:  # NumPy 1.x
-        from numpy.core._multiarray_umath import __cpu_features__
-    machine = platform.machine().lower() in ("x86_64", "amd64")
-    return machine and bool(__cpu_features__.get("AVX2") and __cpu_features__.get("FMA3"))
-
-
-needs_avx2 = pytest.mark.skipif(not _has_avx2(), reason="forces OpenBLAS core types of x86-64 CPUs with AVX2 and FMA")
+needs_avx2 = pytest.mark.skipif(not has_avx2_fma(), reason="forces OpenBLAS core types of x86-64 CPUs with AVX2 and FMA")
 
 
 @needs_avx2
