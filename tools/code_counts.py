@@ -12,7 +12,10 @@
   docstrings and comments included), and as a name in the code (the tokens ``Any`` that
   ``tokenize`` reads, comments and strings left out). ``dict[str, Any]`` is the plain text.
 - ``--mypy`` runs ``python -m mypy --strict blackbox`` once (the project's ``[tool.mypy]``
-  settings apply) and counts the ``error:`` lines by the package of the file they name.
+  settings apply) and counts the ``error:`` lines by the package of the file they name. A run on one
+  package (``mypy --strict blackbox/core``) also reports the modules it follows (``blackbox/__init__.py``
+  imports the driver and the executors): 128 errors in 23 files at ``ca0bdd0``, of which 31 in
+  ``blackbox/core``; issue 26's "at least 126" reads like such a total.
 """
 
 from __future__ import annotations
