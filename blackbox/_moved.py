@@ -152,7 +152,7 @@ def alias(old: str) -> None:
     sys.modules[old] = importlib.import_module(new)
 
 
-def forward_package(old: str) -> Callable[[str], Any]:
+def forward_package(old: str) -> Callable[[str], object]:
     """Warn that the package ``old`` moved, and return a module ``__getattr__`` for its stub package
     that hands out the names of the new package (the same objects)::
 
@@ -162,7 +162,7 @@ def forward_package(old: str) -> Callable[[str], Any]:
     warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=_caller_stacklevel(stub))
     package = importlib.import_module(new)
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         try:
             return getattr(package, name)
         except AttributeError:
