@@ -154,13 +154,16 @@ def alias(old: str) -> None:
 
 def forward_package(old: str) -> Callable[[str], object]:
     """Warn that the package ``old`` moved, and return a module ``__getattr__`` for its stub package
-    that hands out the names of the new package (the same objects)::
+    that hands out the names of the new package (the same objects; its ``__all__`` and ``dir()`` too)::
 
         __getattr__ = forward_package(__name__)
     """
     new, _, stub = _stub(old)
     warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=_caller_stacklevel(stub))
     package = importlib.import_module(new)
+    names = list(getattr(package, "__all__", [name for name in dir(package) if not name.startswith("_")]))
+    module = vars(sys.modules[old])  # ``from blackbox.datasets import *`` gives the new package's names
+    module.update(__all__=names, __dir__=lambda: sorted(set(names) | set(module)))
 
     def __getattr__(name: str) -> object:
         try:

@@ -154,8 +154,12 @@ def test_an_old_package_path_warns_and_hands_out_the_new_packages_names(old):
         module = fresh_import(old)
     assert deprecations(caught) == [f"{old} moved to {new} in 0.2.0; import from {new}"]
     assert module.__name__ == old and module is not target  # a stub package, so its submodules are stubs
-    public = [n for n in getattr(target, "__all__", dir(target)) if not n.startswith("_")]
+    public = list(getattr(target, "__all__", [n for n in dir(target) if not n.startswith("_")]))
     assert public and all(getattr(module, n) is getattr(target, n) for n in public)
+    assert module.__all__ == public and set(public) <= set(dir(module))
+    star: dict = {}
+    exec(f"from {old} import *", star)
+    assert {n: v for n, v in star.items() if n != "__builtins__"} == {n: getattr(target, n) for n in public}
     classes = [getattr(module, n) for n in public if isinstance(getattr(module, n), type)]
     assert all(pickle.loads(pickle.dumps(cls)) is cls for cls in classes)  # pickled by their one home
     with pytest.raises(AttributeError, match=f"module '{old}' has no attribute 'nothing_here'"):
