@@ -68,7 +68,7 @@ _MOVED_NAMES = {
 }
 #: ``bb.testing`` is imported on first use; the names 0.1.0 exported here come with a DeprecationWarning.
 __getattr__ = _moved.forward_names(__name__, _MOVED_NAMES, submodules=("testing",))
-_moved.install()  # import blackbox.loop & co. (0.1.0 paths) keep working, with a DeprecationWarning
+# import blackbox.loop & co. (0.1.0 paths) and blackbox.optim & co. are stub modules at those paths (_moved).
 
 
 def __dir__() -> list[str]:

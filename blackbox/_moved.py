@@ -1,37 +1,42 @@
-"""Import paths of blackbox 0.1.0 that moved in 0.2.0 keep working, with a DeprecationWarning.
+"""Import paths of blackbox 0.1.0 that moved in 0.2.0 keep working, with a DeprecationWarning, through
+plain stub modules at the old paths (SciPy's pattern); no import hook.
 
-``blackbox/__init__`` installs :class:`MovedModules` on ``sys.meta_path``. It answers only for the
-names in :data:`MOVED` and :data:`ALIASES` (and the submodules of a moved package): ``import
-blackbox.loop`` gives the module ``blackbox.driver.loop`` itself (one module object under two
-names, so ``isinstance`` checks and pickles agree) and warns::
+A moved module's stub (``blackbox/loop.py``) is two lines, ``from blackbox._moved import alias`` and
+``alias(__name__)``: :func:`alias` warns and puts the module that lives at the new path in ``sys.modules``
+under the old name, so ``import blackbox.loop`` gives ``blackbox.driver.loop`` itself (one module object,
+executed once, under two names: ``isinstance`` checks and pickles agree) and warns::
 
     DeprecationWarning: blackbox.loop moved to blackbox.driver.loop in 0.2.0; import from blackbox.driver.loop
 
+A moved package (``blackbox.datasets``, now ``blackbox.problems.mnist.data``) cannot be the new package
+itself: the import system would look its submodules up on the new package's ``__path__`` and run
+``idx.py`` a second time as ``blackbox.datasets.idx``. Its stub is a package of its own whose module
+``__getattr__`` (:func:`forward_package`) hands out the new package's names after one warning, and each
+0.1.0 submodule (:data:`SUBMODULES`) is an :func:`alias` stub: ``blackbox.datasets.idx`` is the module
+``blackbox.problems.mnist.data.idx``.
+
 :data:`ALIASES` are the short public names of submodules (``blackbox.stop``, ``blackbox.optim``,
-``blackbox.shaping``); they resolve the same way without a warning. Names that moved out of a module
-that still exists are served by :func:`forward_names`, a module ``__getattr__`` that warns alike.
+``blackbox.shaping``): :func:`alias` stubs that warn not. Names that moved out of a module that still
+exists are served by :func:`forward_names`, a module ``__getattr__`` that warns alike.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
-__all__ = ["MOVED", "ALIASES", "MovedModules", "install", "forward_names", "moved_message"]
+__all__ = ["MOVED", "SUBMODULES", "ALIASES", "alias", "forward_package", "forward_names", "moved_message"]
 
 #: The release in which the 0.1.0 paths moved.
 SINCE = "0.2.0"
 
 #: 0.1.0 module path -> where it lives now (``git diff --stat 8e4f0e8 HEAD -M``: renames, and the
-#: modules folded into another). A moved package carries its submodules: ``blackbox.datasets.idx``
-#: is ``blackbox.problems.mnist.data.idx``.
+#: modules folded into another); each has a stub file at the old path. A moved package carries its
+#: 0.1.0 submodules (:data:`SUBMODULES`): ``blackbox.datasets.idx`` is ``blackbox.problems.mnist.data.idx``.
 MOVED: dict[str, str] = {
     "blackbox.validation": "blackbox._validate",
     "blackbox.executor": "blackbox.core.executor",
@@ -77,6 +82,13 @@ MOVED: dict[str, str] = {
     "blackbox.datasets": "blackbox.problems.mnist.data",
 }
 
+#: The submodules that the moved packages had in 0.1.0 (``git ls-tree 8e4f0e8``), each a stub too.
+SUBMODULES: dict[str, tuple[str, ...]] = {
+    "blackbox.contrast": ("backprop", "curves", "es", "plot", "report", "runner"),
+    "blackbox.datasets": ("digits", "idx", "mnist", "source"),
+    "blackbox.envs": ("cyclic_mdp",),
+}
+
 #: Public short names of submodules (``bb.stop``, ``bb.optim``, ``bb.shaping``): no warning.
 ALIASES: dict[str, str] = {
     "blackbox.stop": "blackbox.driver.stop",
@@ -103,64 +115,63 @@ def _target(fullname: str) -> tuple[str, bool] | None:
     return None
 
 
-def _caller_stacklevel() -> int:
+def _caller_stacklevel(stub: str) -> int:
     """The ``stacklevel`` that points a warning raised in this module at the code doing the import.
 
     ``warnings`` itself steps over the import system's frozen frames; this counts the frames of this
-    module and of ``importlib.import_module`` that remain above the importer.
+    module, of the ``stub`` file and of ``importlib.import_module`` that remain above the importer.
     """
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None:
         name = frame.f_code.co_filename
         if not ("importlib" in name and "_bootstrap" in name):  # frames warnings skips by itself
-            if name not in (__file__, importlib.__file__):
+            if name not in (__file__, stub, importlib.__file__):
                 return level
             level += 1
         frame = frame.f_back
     return level
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads an old name as the module that lives under the new name (imported there if needed)."""
-
-    def __init__(self, old: str, new: str, deprecated: bool):
-        self.old, self.new, self.deprecated = old, new, deprecated
-        self._spec: importlib.machinery.ModuleSpec | None = None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        if self.deprecated:
-            warnings.warn(moved_message(self.old, self.new), DeprecationWarning, stacklevel=_caller_stacklevel())
-        module = importlib.import_module(self.new)
-        self._spec = module.__spec__
-        return module
-
-    def exec_module(self, module: ModuleType) -> None:
-        # The import system set the alias's spec on the module: give it back its own.
-        module.__spec__ = self._spec
+def _stub(old: str) -> tuple[str, bool, str]:
+    """Where the stub module ``old`` (being executed) leads, whether it is deprecated, and its file."""
+    found = _target(old)
+    if found is None:
+        raise ImportError(f"{old} is not an old blackbox module path: add it to MOVED or ALIASES in "
+                          f"blackbox/_moved.py")
+    return found[0], found[1], str(getattr(sys.modules.get(old), "__file__", ""))
 
 
-class MovedModules(importlib.abc.MetaPathFinder):
-    """A finder for the old names in :data:`MOVED` and the public aliases in :data:`ALIASES`."""
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if not fullname.startswith("blackbox."):
-            return None
-        found = _target(fullname)
-        if found is None:
-            return None
-        new, deprecated = found
-        if importlib.util.find_spec(new) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, _Alias(fullname, new, deprecated))
+def alias(old: str) -> None:
+    """Make the stub module ``old`` the module that lives at its new path (imported there if needed),
+    warning first when the old path is deprecated. Called at the end of the stub: the import system
+    returns what ``sys.modules`` holds under the old name once the stub has run."""
+    new, deprecated, stub = _stub(old)
+    if deprecated:
+        warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=_caller_stacklevel(stub))
+    sys.modules[old] = importlib.import_module(new)
 
 
-def install() -> None:
-    """Put :class:`MovedModules` first on ``sys.meta_path`` (once): before the path finder, which
-    would otherwise load a submodule of a moved package a second time under its old name."""
-    if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):
-        sys.meta_path.insert(0, MovedModules())
+def forward_package(old: str) -> Callable[[str], object]:
+    """Warn that the package ``old`` moved, and return a module ``__getattr__`` for its stub package
+    that hands out the names of the new package (the same objects; its ``__all__`` and ``dir()`` too)::
+
+        __getattr__ = forward_package(__name__)
+    """
+    new, _, stub = _stub(old)
+    warnings.warn(moved_message(old, new), DeprecationWarning, stacklevel=_caller_stacklevel(stub))
+    package = importlib.import_module(new)
+    names = list(getattr(package, "__all__", [name for name in dir(package) if not name.startswith("_")]))
+    module = vars(sys.modules[old])  # ``from blackbox.datasets import *`` gives the new package's names
+    module.update(__all__=names, __dir__=lambda: sorted(set(names) | set(module)))
+
+    def __getattr__(name: str) -> object:
+        try:
+            return getattr(package, name)
+        except AttributeError:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
+
+    return __getattr__
 
 
 def forward_names(module: str, moved: Mapping[str, str], submodules: Sequence[str] = ()) -> Callable[[str], Any]:

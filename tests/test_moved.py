@@ -1,10 +1,14 @@
-"""Every 0.1.0 module path that moved in 0.2.0 still imports, as the very module that lives at the new
-path, with a DeprecationWarning saying where it went (``blackbox._moved``)."""
+"""Every 0.1.0 module path that moved in 0.2.0 still imports, through a plain stub module at the old path
+(no import hook), with a DeprecationWarning saying where it went (``blackbox._moved``): a moved module is
+the very module that lives at the new path; a moved package forwards the new package's names and its
+0.1.0 submodules are the new ones, each executed once."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import linecache
+import pickle
 import subprocess
 import sys
 import warnings
@@ -63,41 +67,135 @@ OLD_PATHS = {
 }
 
 
+PACKAGES = sorted(_moved.SUBMODULES)
+MODULES = sorted(set(OLD_PATHS) - set(PACKAGES))
+SUBMODULE_PATHS = sorted(f"{package}.{name}" for package, names in _moved.SUBMODULES.items() for name in names)
+
+
 def fresh_import(name: str):
-    """Import ``name`` as a first import would (its alias dropped from sys.modules first)."""
-    sys.modules.pop(name, None)
+    """Import ``name`` as a first import would (it and its stub parents dropped from sys.modules first)."""
+    for old in [name, *(package for package in PACKAGES if name.startswith(package + "."))]:
+        sys.modules.pop(old, None)
     return importlib.import_module(name)
 
 
-def test_every_moved_path_is_tested_and_none_exists_any_more():
-    assert {old: new for old, (new, _, _) in OLD_PATHS.items()} == _moved.MOVED
-    for old in [*_moved.MOVED, *_moved.ALIASES]:  # the finder comes first: it would hide a real module
-        path = ROOT.joinpath(*old.split("."))
-        assert not path.with_suffix(".py").exists() and not path.is_dir(), old
-
-
-@pytest.mark.parametrize("old", sorted(OLD_PATHS))
-def test_an_old_path_imports_the_new_module_and_warns(old):
-    new, name, needs = OLD_PATHS[old]
+def import_or_skip(new: str, needs=()):
+    """Import the module at the new path, or skip when an extra it needs is not installed."""
     gone = missing(*needs)
     if gone:
         pytest.skip(reason({"torch": "torch", "gymnasium": "gym"}[gone[0]], *gone))
-    with pytest.warns(DeprecationWarning) as caught:
+    try:
+        return importlib.import_module(new)
+    except ModuleNotFoundError as error:
+        if (error.name or "blackbox").split(".")[0] == "blackbox":
+            raise
+        pytest.skip(f"{new} needs {error.name}, an extra that is not installed")
+
+
+def deprecations(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+
+
+def stub_file(old: str):
+    path = ROOT.joinpath(*old.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def test_every_moved_path_is_tested_and_is_a_two_line_stub():
+    assert {old: new for old, (new, _, _) in OLD_PATHS.items()} == _moved.MOVED
+    assert set(_moved.SUBMODULES) <= set(_moved.MOVED)
+    for old in [*_moved.MOVED, *_moved.ALIASES, *SUBMODULE_PATHS]:
+        body = ast.parse(stub_file(old).read_text()).body  # a stub, not a module of its own
+        assert isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant), old  # its docstring
+        call = "forward_package" if old in _moved.SUBMODULES else "alias"
+        assert [ast.unparse(node) for node in body[1:]] == [
+            f"from blackbox._moved import {call}",
+            "__getattr__ = forward_package(__name__)" if call == "forward_package" else "alias(__name__)"], old
+    for package, names in _moved.SUBMODULES.items():  # a stub package holds stubs only
+        folder = ROOT.joinpath(*package.split("."))
+        assert sorted(p.name for p in folder.iterdir() if p.suffix == ".py") == sorted(
+            ["__init__.py", *(f"{name}.py" for name in names)])
+        assert all((ROOT.joinpath(*_moved.MOVED[package].split(".")) / f"{name}.py").exists() for name in names)
+
+
+def test_import_blackbox_adds_no_finder_and_no_path_hook():
+    code = ("import sys; finders, hooks = list(sys.meta_path), list(sys.path_hooks); "
+            "import blackbox, blackbox.optim, blackbox.loop, blackbox.datasets.idx; "
+            "assert sys.meta_path == finders and sys.path_hooks == hooks, (sys.meta_path, sys.path_hooks)")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert not [finder for finder in [*sys.meta_path, *sys.path_hooks]
+                if getattr(finder, "__module__", "").split(".")[0] == "blackbox"]
+
+
+@pytest.mark.parametrize("old", MODULES)
+def test_an_old_module_path_imports_the_new_module_and_warns(old):
+    new, name, needs = OLD_PATHS[old]
+    target = import_or_skip(new, needs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         module = fresh_import(old)
-    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
-    assert f"{old} moved to {new} in 0.2.0; import from {new}" in messages
-    assert module is importlib.import_module(new) and module.__name__ == new
+    assert deprecations(caught) == [f"{old} moved to {new} in 0.2.0; import from {new}"]
+    assert module is target and module.__name__ == new
     assert module.__spec__.name == new  # the module keeps its own spec (reload, pickle, runpy)
+    parent, _, last = old.rpartition(".")
+    assert getattr(sys.modules[parent], last) is target  # blackbox.loop, the attribute, too
     if name is not None:
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
+        assert getattr(module, name) is getattr(target, name)
 
 
-def test_a_submodule_of_a_moved_package_is_the_same_module_too():
-    with pytest.warns(DeprecationWarning, match="blackbox.datasets.idx moved to blackbox.problems.mnist.data.idx"):
-        idx = fresh_import("blackbox.datasets.idx")
-    assert idx is importlib.import_module("blackbox.problems.mnist.data.idx")
-    with pytest.raises(ModuleNotFoundError):
-        fresh_import("blackbox.datasets.nothing_here")
+@pytest.mark.parametrize("old", PACKAGES)
+def test_an_old_package_path_warns_and_hands_out_the_new_packages_names(old):
+    new, _, needs = OLD_PATHS[old]
+    target = import_or_skip(new, needs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = fresh_import(old)
+    assert deprecations(caught) == [f"{old} moved to {new} in 0.2.0; import from {new}"]
+    assert module.__name__ == old and module is not target  # a stub package, so its submodules are stubs
+    public = list(getattr(target, "__all__", [n for n in dir(target) if not n.startswith("_")]))
+    assert public and all(getattr(module, n) is getattr(target, n) for n in public)
+    assert module.__all__ == public and set(public) <= set(dir(module))
+    star: dict = {}
+    exec(f"from {old} import *", star)
+    assert {n: v for n, v in star.items() if n != "__builtins__"} == {n: getattr(target, n) for n in public}
+    classes = [getattr(module, n) for n in public if isinstance(getattr(module, n), type)]
+    assert all(pickle.loads(pickle.dumps(cls)) is cls for cls in classes)  # pickled by their one home
+    with pytest.raises(AttributeError, match=f"module '{old}' has no attribute 'nothing_here'"):
+        module.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize("old", SUBMODULE_PATHS)
+def test_a_submodule_of_a_moved_package_is_the_new_submodule(old):
+    package, _, last = old.rpartition(".")
+    new = f"{_moved.MOVED[package]}.{last}"
+    target = import_or_skip(new, OLD_PATHS[package][2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = fresh_import(old)
+    assert deprecations(caught) == [
+        f"{package} moved to {_moved.MOVED[package]} in 0.2.0; import from {_moved.MOVED[package]}",
+        f"{old} moved to {new} in 0.2.0; import from {new}"]
+    assert module is target and module.__name__ == new
+    assert getattr(sys.modules[package], last) is target
+    same_file = {id(m) for m in list(sys.modules.values()) if getattr(m, "__file__", None) == target.__file__}
+    assert same_file == {id(target)}  # executed once, whatever the name
+    with pytest.warns(DeprecationWarning, match=f"{package} moved"), \
+            pytest.raises(ModuleNotFoundError, match=f"No module named '{package}.nothing_here'"):
+        fresh_import(f"{package}.nothing_here")
+
+
+def test_a_submodule_imported_first_by_its_old_path_is_loaded_once():
+    code = ("import sys, warnings; warnings.simplefilter('ignore'); "
+            "import blackbox.datasets.idx as old; import blackbox.problems.mnist.data.idx as new; "
+            "from blackbox.datasets import idx; "
+            "same = {id(m) for m in list(sys.modules.values()) if getattr(m, '__file__', None) == new.__file__}; "
+            "assert old is new is idx and same == {id(new)}, same; "
+            "assert sys.modules['blackbox.datasets.idx'] is new")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=subprocess_env(), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_warning_points_at_the_import_statement():

@@ -9,6 +9,10 @@ tool and contract; ``--moves`` names a ``_moved.py`` whose ``MOVED`` and ``ALIAS
 as data, not imported) say where each old module lives now, so an old tree's imports are held to
 today's layers (a module named in neither keeps its name).
 
+The old module paths of the measured tree's own ``blackbox/_moved.py`` are stub files there (a
+door to a module that lives elsewhere, ``blackbox/loop.py`` for ``blackbox.driver.loop``): each
+stub counts in the room it leads to, and not as a top-level module or package; ``stubs`` counts them.
+
 Edges are the imports written in the source (``import``/``from ... import``, relative or absolute,
 at module level or inside functions; ``if TYPE_CHECKING`` blocks are left out, since they never run).
 A *room* is a top-level module or sub-package of ``blackbox``. Floors are the longest import chain
@@ -176,11 +180,18 @@ def measure(root: Path = ROOT, moves: dict[str, str] | None = None) -> dict:
     modules = set(names)
     edges = {n: imports_of(p, n, modules) for n, p in names.items()}
     module_cycles = [c for c in sccs(sorted(modules), edges) if len(c) > 1]
-    rooms = sorted({room(m) for m in modules if m != PACKAGE})
+    own = root / PACKAGE / "_moved.py"
+    doors = read_moves(own) if own.exists() else {}
+    stubs = {m for m in modules if moved(m, doors) != m}  # this tree's old paths: stub files
+
+    def room_of(module: str) -> str:
+        return room(moved(module, doors) if module in stubs else module)
+
+    rooms = sorted({room_of(m) for m in modules if m != PACKAGE})
     room_edges: dict[str, set[str]] = defaultdict(set)
     for a, targets in edges.items():
         for b in targets:
-            ra, rb = room(a), room(b)
+            ra, rb = room_of(a), room_of(b)
             if ra != rb and PACKAGE not in (ra, rb):
                 room_edges[ra].add(rb)
     room_cycles = [c for c in sccs(rooms, room_edges) if len(c) > 1]
@@ -189,20 +200,21 @@ def measure(root: Path = ROOT, moves: dict[str, str] | None = None) -> dict:
     rank = {m: len(layers) - i for i, (layer, _) in enumerate(layers) for m in layer}
     independent = {m for layer, alone in layers if alone and len(layer) > 1 for m in layer}
     # Upward imports: module edges between rooms, each end put in its room of today (--moves).
-    now = {m: room(moved(m, moves or {})) for m in modules}
-    upward = sorted({f"{room(a)} -> {room(b)}" for a, targets in edges.items() for b in targets
+    now = {m: room(moved(m, moves or doors)) for m in modules}
+    upward = sorted({f"{room_of(a)} -> {room_of(b)}" for a, targets in edges.items() for b in targets
                      if now[a] in rank and now[b] in rank and rank[now[b]] > rank[now[a]]})
-    sideways = sorted({f"{room(a)} -> {room(b)}" for a, targets in edges.items() for b in targets
+    sideways = sorted({f"{room_of(a)} -> {room_of(b)}" for a, targets in edges.items() for b in targets
                        if now[a] != now[b] and {now[a], now[b]} <= independent and rank[now[a]] == rank[now[b]]})
     lines = {str(p.relative_to(root)): len(p.read_text().splitlines()) for p in files}
-    top = [m for m in modules if m.count(".") == 1 and not names[m].name == "__init__.py"]
+    top = [m for m in modules - stubs if m.count(".") == 1 and not names[m].name == "__init__.py"]
     return {
         "files": len(files),
         "lines": sum(lines.values()),
         "largest_file": max(lines.items(), key=lambda kv: kv[1]),
         "files_over_500_lines": sorted(k for k, v in lines.items() if v > 500),
         "top_level_modules": len(top),
-        "top_level_packages": sum(1 for m in modules if m.count(".") == 1 and names[m].name == "__init__.py"),
+        "top_level_packages": sum(1 for m in modules - stubs if m.count(".") == 1 and names[m].name == "__init__.py"),
+        "stubs": len(stubs),
         "module_edges": sum(len(v) for v in edges.values()),
         "module_cycles": module_cycles,
         "rooms": len(rooms),

@@ -1,0 +1,8 @@
+"""0.1.0's ``blackbox.contrast.curves``, moved in 0.2.0 (a stub: ``blackbox._moved``).
+
+Importing it gives the module ``blackbox.lab.contrast.curves`` itself, with a DeprecationWarning.
+"""
+
+from blackbox._moved import alias
+
+alias(__name__)

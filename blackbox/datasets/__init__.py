@@ -1,0 +1,9 @@
+"""0.1.0's ``blackbox.datasets``, moved in 0.2.0 (a stub package: ``blackbox._moved``).
+
+Importing it warns; its names are those of ``blackbox.problems.mnist.data`` (the same objects), and its
+0.1.0 submodules (``digits``, ``idx``, ``mnist``, ``source``) are the modules of that package.
+"""
+
+from blackbox._moved import forward_package
+
+__getattr__ = forward_package(__name__)
