@@ -330,3 +330,23 @@ def test_shared_seed_plays_every_row_of_a_generation_from_the_same_starts():
     bb.optimize(es, problem, generations=2, seed=0)
     assert [len(s) for s in seen] == [7, 7] and all(len(set(s.tolist())) == 1 for s in seen)
     assert seen[0][0] != seen[1][0]  # new starts every generation
+
+
+def test_slot_moments_give_the_two_pass_mean_bit_for_bit_and_m2_within_rounding():
+    from blackbox.problems.gym.obs_norm import SlotMoments
+
+    rng = np.random.default_rng(3)
+    episodes = [rng.normal(50.0, 0.01, (n, 4)).astype(np.float32) for n in (1, 2, 9, 300)]
+    stats = SlotMoments(3, 4)
+    for obs in episodes:
+        stats.start(2, obs[0])
+        for t in range(len(obs)):
+            x = np.zeros((3, 4), dtype=np.float32)
+            x[2] = obs[t]
+            stats.add(x, np.array([2]) if t % 2 else slice(2, 3))
+        stats.move(2, 0)
+        count, mean, m2 = stats.take(0)
+        want = episode_moments(obs)
+        assert count == want[0]
+        np.testing.assert_array_equal(mean, want[1])  # the same sums in the same order
+        np.testing.assert_allclose(m2, want[2], rtol=1e-9, atol=1e-12)  # large mean, small spread: no cancellation
