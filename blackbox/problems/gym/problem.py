@@ -50,6 +50,7 @@ import numpy as np
 from ..._validate import check_int
 from ...core.params import options_signature
 from ...core.problem import EvalResult, Problem
+from ...core.row_source import RowSource
 from ...errors import ConfigError, StateError
 from ..devices import resolve_device
 from .actions import make_action_adapter
@@ -93,6 +94,10 @@ class GymProblem(Problem):
 
     name = "gym"
     needs = {"gymnasium": "gym"}
+    #: ``evaluate`` takes a :class:`~blackbox.core.row_source.RowSource`: each member's row is read
+    #: from the noise table into its float32 policy slot when it takes one, with no dense float64
+    #: ``(m, dim)`` rows built first (same bits: the row is computed in float64, then rounded once).
+    takes_row_source = True
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
     #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and
@@ -194,8 +199,9 @@ class GymProblem(Problem):
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
 
-    def evaluate(self, params: np.ndarray, seeds: np.ndarray) -> EvalResult:
-        params = self._check_params(params)
+    def evaluate(self, params: np.ndarray | RowSource, seeds: np.ndarray) -> EvalResult:
+        if not isinstance(params, RowSource) or params.shape[1] != self.dim:
+            params = self._check_params(np.asarray(params))
         seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
         if len(seeds) != len(params):
             raise ConfigError(f"evaluate() got {len(params)} parameter rows but {len(seeds)} seeds")
@@ -277,7 +283,7 @@ class GymProblem(Problem):
         return summary
 
     # -- rollouts -------------------------------------------------------------------------------
-    def rollouts(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def rollouts(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
                  limit: int | None = None) -> Rollouts:
         """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``;
         ``collect`` marks the rows that gather observation statistics, ``limit`` caps the episodes

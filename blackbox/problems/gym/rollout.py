@@ -33,6 +33,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
+from ...core.row_source import RowSource
 from .obs_norm import Moments, Normalizer, SlotMoments, combine_moments
 
 __all__ = ["BatchedRollouts", "OneByOneRollouts", "Rollouts", "rollout_episode", "episode_seeds",
@@ -178,7 +179,7 @@ class BatchedRollouts:
         self.action_noise = float(action_noise)
         self.where = where
 
-    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
             limit: int | None = None) -> Rollouts:
         """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
@@ -325,7 +326,7 @@ class OneByOneRollouts:
         self.action_noise = float(action_noise)
         self.where = where
 
-    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
             limit: int | None = None) -> Rollouts:
         """What :meth:`BatchedRollouts.run` returns for the same arguments, one episode at a time."""

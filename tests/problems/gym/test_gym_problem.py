@@ -350,3 +350,23 @@ def test_slot_moments_give_the_two_pass_mean_bit_for_bit_and_m2_within_rounding(
         assert count == want[0]
         np.testing.assert_array_equal(mean, want[1])  # the same sums in the same order
         np.testing.assert_allclose(m2, want[2], rtol=1e-9, atol=1e-12)  # large mean, small spread: no cancellation
+
+
+@pytest.mark.parametrize("spec", ["Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5", "CartPole-v1,policy=linear"])
+def test_rows_read_from_the_noise_table_into_policy_slots_score_as_dense_rows(spec):
+    from blackbox.core.executor import evaluate_rows
+    from blackbox.core.noise import NoiseTable
+
+    problem = bb.make_problem(f"gym:{spec}")
+    assert problem.takes_row_source
+    table = NoiseTable(2**16, seed=5)
+    center = problem.initial_params(np.random.default_rng(0))
+    offsets = np.array([0, 0, 100, 100, 7, 3000])
+    population = Population.compact(table, center, offsets, np.array([1, -1, 1, -1, 0, 1]), 0.3)
+    seeds = np.arange(6) * 11
+    lazy = evaluate_rows(problem, population, seeds, batch_size=4)
+    dense = problem.evaluate(population.params, seeds)
+    np.testing.assert_array_equal(lazy.fitness, dense.fitness)
+    np.testing.assert_array_equal(lazy.steps, dense.steps)
+    for key in dense.info:
+        np.testing.assert_array_equal(lazy.info[key], dense.info[key])
