@@ -40,6 +40,8 @@ environment version, say) stops with a StateError instead of silently changing t
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -126,6 +128,8 @@ class GymProblem(Problem):
             self.observation_space = probe.observation_space
             self.action_space = probe.action_space
             spec_limit = time_limit(probe, self.atari)
+            if isinstance(self.env, str):  # gymnasium's checker wraps what gymnasium.make makes
+                _check_once(probe)
         finally:
             probe.close()
         limit = config.environment.max_episode_steps or spec_limit
@@ -325,13 +329,15 @@ class GymProblem(Problem):
         finally:
             env.close()
 
-    def make_env(self, render_mode: str | None = None) -> Any:
+    def make_env(self, render_mode: str | None = None, checked: bool = True) -> Any:
         """A fresh environment of this problem, wrapped as the policy sees it (Atari preprocessing,
-        frame skip and stack); ``render_mode`` e.g. ``"rgb_array"``."""
+        frame skip and stack); ``render_mode`` e.g. ``"rgb_array"``. ``checked=False`` (the rollout
+        engine's environments) leaves out gymnasium's checker wrappers, which the problem's probe
+        environment ran once (:func:`.environment.make_gym_env`)."""
         from .wrappers import wrap_env
 
         limit = self.config.environment.max_episode_steps if isinstance(self.env, str) else None
-        env = make_gym_env(self.env, limit, self.env_kwargs, render_mode)
+        env = make_gym_env(self.env, limit, self.env_kwargs, render_mode, checked=checked)
         return wrap_env(env, self.atari, self.frame_skip, self.frame_stack)
 
     def close(self) -> None:
@@ -355,15 +361,16 @@ class GymProblem(Problem):
         """This process's episode loop (made on first use): batched, or one by one."""
         if self._runtime is None:
             episodes, noise = self.config.episodes, self.config.policy.action_noise
+            make_env = functools.partial(self.make_env, checked=False)
             if not episodes.batched:
-                self._runtime = OneByOneRollouts(self.make_env, flatten_observation(self.observation_space),
+                self._runtime = OneByOneRollouts(make_env, flatten_observation(self.observation_space),
                                                  self.policy, self.adapter, self.obs_size, self.step_limit,
                                                  noise, self.where)
                 return self._runtime
             kind = "vectorized" if self.vectorized else "gym"
             capacity = episodes.slots or max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
             replica = self._replica() if self.vectorized else None
-            slots = replica(capacity) if replica is not None else GymSlots(self.make_env, capacity,
+            slots = replica(capacity) if replica is not None else GymSlots(make_env, capacity,
                                                                            self.observation_space)
             self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size, self.step_limit,
                                             noise, self.where)
@@ -392,3 +399,14 @@ class GymProblem(Problem):
 
 
 GymProblem.__signature__ = options_signature(GymProblem)
+
+
+def _check_once(probe: Any) -> None:
+    """One reset and one step of the problem's probe environment, so that gymnasium's checker
+    (``PassiveEnvChecker``, made around string ids) sees both once; the rollout engine's
+    environments are then made without it. The action comes from a copy of the action space,
+    seeded, so nothing of the problem's own state moves."""
+    probe.reset(seed=0)
+    space = copy.deepcopy(probe.action_space)
+    space.seed(0)
+    probe.step(space.sample())
