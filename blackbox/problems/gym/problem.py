@@ -58,6 +58,7 @@ from ..devices import resolve_device
 from .actions import make_action_adapter
 from .environment import flat_size, import_gymnasium, make_gym_env, pixel_scale, time_limit
 from .episode_cap import running_cap
+from .groups import measure_group_size
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -161,6 +162,9 @@ class GymProblem(Problem):
                 env_.close()
             self.reference_digest = digest(self.reference)
         self._runtime: BatchedRollouts | OneByOneRollouts | None = None
+        #: Environments this process steps side by side (``slots``, or measured; None until the first
+        #: evaluation, :mod:`.groups`).
+        self.group_size: int | None = None
 
     def _make_policy(self, options: Policy) -> Any:
         """The policy for this task's observations and actions, checked on one observation."""
@@ -368,7 +372,13 @@ class GymProblem(Problem):
                                                  noise, self.where)
                 return self._runtime
             kind = "vectorized" if self.vectorized else "gym"
-            capacity = episodes.slots or max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
+            largest = max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
+            given = episodes.slots if isinstance(episodes.slots, int) else None  # "auto" is None once checked
+            capacity = given or largest
+            if given is None and not self.vectorized:  # measured: the smallest group that batches
+                capacity = measure_group_size(make_env, flatten_observation(self.observation_space), self.policy,
+                                              self.adapter, self.obs_size, largest, self._normalizer())
+            self.group_size = capacity
             replica = self._replica() if self.vectorized else None
             slots = replica(capacity) if replica is not None else GymSlots(make_env, capacity,
                                                                            self.observation_space)
