@@ -97,10 +97,6 @@ class GymProblem(Problem):
 
     name = "gym"
     needs = {"gymnasium": "gym"}
-    #: ``evaluate`` takes a :class:`~blackbox.core.row_source.RowSource`: each member's row is read
-    #: from the noise table into its float32 policy slot when it takes one, with no dense float64
-    #: ``(m, dim)`` rows built first (same bits: the row is computed in float64, then rounded once).
-    takes_row_source = True
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
     #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and
@@ -204,6 +200,14 @@ class GymProblem(Problem):
         return recommended_strategy(env) if isinstance(env, str) else None
 
     # -- the Problem protocol -----------------------------------------------------------------
+    @property
+    def takes_row_source(self) -> bool:
+        """``evaluate`` takes a :class:`~blackbox.core.row_source.RowSource`: each member's row is
+        read from the noise table into its float32 policy slot when it takes one, with no dense
+        float64 ``(m, dim)`` rows built first (same bits: the row is computed in float64, then
+        rounded once). False for a subclass with its own ``evaluate``, which may expect the array."""
+        return type(self).evaluate is GymProblem.evaluate
+
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
 

@@ -370,3 +370,17 @@ def test_rows_read_from_the_noise_table_into_policy_slots_score_as_dense_rows(sp
     np.testing.assert_array_equal(lazy.steps, dense.steps)
     for key in dense.info:
         np.testing.assert_array_equal(lazy.info[key], dense.info[key])
+
+
+def test_a_subclass_with_its_own_evaluate_gets_the_dense_rows():
+    from blackbox.core.executor import evaluate_rows
+
+    class Scaled(GymProblem):
+        def evaluate(self, params, seeds):
+            assert isinstance(params, np.ndarray)
+            return super().evaluate(params * 1.0, seeds)
+
+    problem = Scaled("CartPole-v1", policy="linear")
+    assert not problem.takes_row_source and GymProblem("CartPole-v1", policy="linear").takes_row_source
+    population = Population.from_dense(np.zeros((2, problem.dim)))
+    assert len(evaluate_rows(problem, population, np.arange(2)).fitness) == 2
