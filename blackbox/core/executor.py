@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
 from .problem import EvalResult, Problem, check_eval_result
+from .row_source import RowSource
 
 __all__ = ["Executor", "Submitted", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
 
@@ -61,7 +62,8 @@ def evaluate_rows(
     problem: Problem, population: Population, seeds: np.ndarray, *, batch_size: int | None = None,
     index: np.ndarray | None = None, guard: Callable[[], AbstractContextManager[Any]] = _no_guard,
 ) -> EvalResult:
-    """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time.
+    """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time (a
+    :class:`~blackbox.core.row_source.RowSource` of them where the problem declares ``takes_row_source``).
 
     ``index`` holds each row's number in the whole generation (default 0, 1, ...), so that an
     error can name the row when a worker evaluates only some rows. When a batch raises, its rows
@@ -79,7 +81,9 @@ def evaluate_rows(
     parts = []
     for start in range(0, m, batch):
         rows = np.arange(start, min(start + batch, m))
-        params = population.rows(rows)
+        # a problem that copies each row once (gym's float32 policy slots) reads them lazily
+        lazy = getattr(problem, "takes_row_source", False)
+        params: Any = RowSource(population, rows) if lazy else population.rows(rows)  # a source only where declared
         try:
             with guard():
                 result = problem.evaluate(params, seeds[rows])
@@ -119,7 +123,7 @@ def _checked(result: Any, rows: np.ndarray, index: np.ndarray | None) -> EvalRes
         raise EvaluationError(f"{exc} (evaluating {where})", row=first) from None
 
 
-def _evaluate_singles(problem: Problem, params: np.ndarray, seeds: np.ndarray, start: int,
+def _evaluate_singles(problem: Problem, params: np.ndarray | RowSource, seeds: np.ndarray, start: int,
                       index: np.ndarray | None, guard: Callable[[], AbstractContextManager[Any]]) -> list[EvalResult]:
     """Rows of a batch that timed out, one per call: the results, or the error of the first that fails."""
     parts = []
@@ -135,7 +139,7 @@ def _evaluate_singles(problem: Problem, params: np.ndarray, seeds: np.ndarray, s
     return parts
 
 
-def _locate_failure(problem: Problem, params: np.ndarray, seeds: np.ndarray, exc: BaseException,
+def _locate_failure(problem: Problem, params: np.ndarray | RowSource, seeds: np.ndarray, exc: BaseException,
                     guard: Callable[[], AbstractContextManager[Any]] = _no_guard):
     """Re-run rows one at a time; return (row, seed, exception) of the first that raises."""
     if len(params) > 1:

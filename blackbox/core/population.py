@@ -467,3 +467,30 @@ class Population:
         ask and tell carry their pending population this way."""
         shared, rows = self.split(1)
         return (Population.join, (shared, rows))
+
+    def row_into(self, index: int, out: np.ndarray) -> np.ndarray:
+        """Row ``index`` written into the float64 ``out`` ``(dim,)`` (and returned): the bits of
+        ``rows([index])[0]``, with no ``(rows, dim)`` array built; a caller that needs one row at
+        a time (a policy slot, say) reuses one cache-sized buffer for all of them."""
+        if self._dense is not None or self.table is None:
+            out[...] = self.params[index]
+            return out
+        table, bases, parents, offsets, signs = self._compact("row_into")
+        parent, sign, offset = int(parents[index]), int(signs[index]), int(offsets[index])
+        base = bases[parent]
+        if sign == 0:
+            out[...] = base
+            return out
+        dim, data = self.dim, table.data
+        if offset < 0 or offset + dim > table.size:
+            raise IndexError(f"a noise offset + dim {dim} falls outside a table of {table.size}")
+        scalar = np.ndim(self.sigma) == 0
+        coefficient = float(sign) * float(self.sigma) if scalar else 0.0
+        per_dimension = np.asarray(self.sigma, dtype=np.float64) * (1.0 if sign > 0 else -1.0)
+        for start in range(0, dim, _ROW_CHUNK):  # the arithmetic of rows(), element for element
+            stop = min(start + _ROW_CHUNK, dim)
+            chunk = out[start:stop]
+            np.multiply(data[offset + start : offset + stop],
+                        coefficient if scalar else per_dimension[start:stop], out=chunk, dtype=np.float64)
+            np.add(chunk, base[start:stop], out=chunk)
+        return out

@@ -167,3 +167,16 @@ def test_before_after_reports_a_missing_baseline(bench, tmp_path):
     reason = before_after.extract_baseline("0" * 40, tmp_path)
     assert reason is not None and ("git archive" in reason or "git is not installed" in reason)
     assert before_after.markdown({"baseline": "x", "skipped": reason, "rows": []}) == f"Skipped: {reason}."
+
+
+def test_rollout_cost_reports_raw_lockstep_and_blackbox_with_min_median_and_load(bench, capsys):
+    import_or_skip("gym", "gymnasium")
+    rollout_cost = bench("rollout_cost")
+    measured = rollout_cost.measure("Pendulum-v1", popsize=3, rounds=2, steps=300)
+    assert set(measured["rates"]) == {"raw", "lockstep", "linear", "mlp"}
+    assert all(len(v) == 2 and min(v) > 0 for v in measured["rates"].values())
+    assert all(1 <= g <= 64 for g in measured["groups"].values())
+    assert rollout_cost.main(["--envs", "Pendulum-v1", "--popsize", "3", "--rounds", "1", "--steps", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "load average at start:" in out and "load average at end:" in out
+    assert out.count("| Pendulum-v1 | ") == 1 and " / " in out

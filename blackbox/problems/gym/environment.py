@@ -7,6 +7,7 @@ project registers itself, such as ``blackbox/CyclicMDP-v0``, live in :mod:`.envs
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,12 @@ import numpy as np
 
 from ...errors import ConfigError, did_you_mean
 
-__all__ = ["import_gymnasium", "make_gym_env", "flat_size", "pixel_scale", "time_limit"]
+__all__ = ["import_gymnasium", "make_gym_env", "flat_size", "pixel_scale", "time_limit", "KNOWN_MUJOCO_WARNINGS"]
+
+#: MuJoCo compiler warnings about gymnasium's own model files that are known to be harmless and
+#: that MuJoCo would print (and log to ``MUJOCO_LOG.TXT`` in the working directory) every time such
+#: an environment is made: HalfCheetah's ``settotalmass`` attribute, 65 times a generation.
+KNOWN_MUJOCO_WARNINGS = ("compiler attribute 'settotalmass' is deprecated",)
 
 _EXTRAS = {"box2d": "box2d", "mujoco": "mujoco", "atari": "atari", "ale_py": "atari"}
 
@@ -33,8 +39,18 @@ def import_gymnasium() -> Any:
 
 
 def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = None,
-                 env_kwargs: dict[str, Any] | None = None, render_mode: str | None = None) -> Any:
-    """Make one environment from an id or a factory, with errors that say how to fix them."""
+                 env_kwargs: dict[str, Any] | None = None, render_mode: str | None = None,
+                 checked: bool = True) -> Any:
+    """Make one environment from an id or a factory, with errors that say how to fix them.
+
+    ``checked=False`` leaves out gymnasium's checker wrappers (``PassiveEnvChecker``, which checks
+    the first reset and step of each instance, and ``OrderEnforcing``, which checks that reset came
+    before step): for the rollout engine's environments, of a task whose environment was already
+    made, reset and stepped once under the checker (the problem's probe) and that the engine always
+    resets before stepping. ``TimeLimit`` stays as ``gymnasium.make`` puts it, so episodes are
+    truncated at the same step. MuJoCo's known-harmless model warnings
+    (:data:`KNOWN_MUJOCO_WARNINGS`) are not printed.
+    """
     gym = import_gymnasium()
     if isinstance(env, str):
         from .wrappers import register_namespace
@@ -55,10 +71,13 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
         return made
     if max_episode_steps is not None:
         kwargs["max_episode_steps"] = max_episode_steps
+    if not checked:
+        kwargs["disable_env_checker"] = True
     try:
-        with warnings.catch_warnings():
+        with _quiet_mujoco(env), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return gym.make(env, **kwargs)
+            made = gym.make(env, **kwargs)
+        return made if checked else _without_order_enforcing(made)
     except gym.error.UnregisteredEnv as exc:
         known = list(gym.registry)
         raise ConfigError(
@@ -78,6 +97,63 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
         ) from None
     except gym.error.Error as exc:
         raise ConfigError(f"environment {env!r} could not be made: {type(exc).__name__}: {exc}") from None
+
+
+class _quiet_mujoco:
+    """Around the making of a MuJoCo environment: MuJoCo's warnings in :data:`KNOWN_MUJOCO_WARNINGS`
+    are dropped; any other goes to the handler that was there, or becomes a Python warning (when the
+    environment is made) where none was: MuJoCo's own default, a print, cannot be called back. The
+    handler is MuJoCo's one process-wide callback, so it is put back as it was."""
+
+    def __init__(self, env: Any):
+        self.mujoco: Any = None
+        if isinstance(env, str):
+            import gymnasium
+
+            spec = gymnasium.registry.get(env.split(":")[-1])
+            if spec is not None and "mujoco" in str(spec.entry_point):
+                try:
+                    self.mujoco = importlib.import_module("mujoco")
+                except ImportError:  # gymnasium says what to install when it makes the environment
+                    pass
+        self.previous: Any = None
+        self.pending: list[str] = []
+
+    def __enter__(self) -> None:
+        if self.mujoco is not None:
+            self.previous = self.mujoco.get_mju_user_warning()
+            self.mujoco.set_mju_user_warning(self._warning)
+
+    def _warning(self, message: str) -> None:
+        if any(known in message for known in KNOWN_MUJOCO_WARNINGS):
+            return
+        if self.previous is not None:
+            self.previous(message)
+        else:
+            self.pending.append(message)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.mujoco is not None:
+            self.mujoco.set_mju_user_warning(self.previous)
+        for message in self.pending:
+            warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=3)
+
+
+def _without_order_enforcing(env: Any) -> Any:
+    """``env`` with gymnasium's ``OrderEnforcing`` wrapper taken out of its chain (its other
+    wrappers, ``TimeLimit`` among them, kept in order)."""
+    from gymnasium.wrappers import OrderEnforcing
+
+    if isinstance(env, OrderEnforcing):
+        return env.env
+    outer = env
+    while hasattr(outer, "env"):
+        inner = outer.env
+        if isinstance(inner, OrderEnforcing):
+            outer.env = inner.env
+            break
+        outer = inner
+    return env
 
 
 def time_limit(env: Any, atari: bool) -> int | None:

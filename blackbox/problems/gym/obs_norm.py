@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunningStats", "Normalizer", "Moments", "episode_moments", "combine_moments", "sampled_rows"]
+__all__ = ["RunningStats", "Normalizer", "Moments", "SlotMoments", "episode_moments", "combine_moments",
+           "sampled_rows"]
 
 #: (count, mean, sum of squared deviations) of a sample of observations.
 Moments = tuple[float, np.ndarray, np.ndarray]
@@ -36,6 +37,66 @@ def episode_moments(observations: np.ndarray) -> Moments:
     mean = obs.mean(axis=0)
     m2 = np.square(obs - mean).sum(axis=0)
     return count, mean, m2
+
+
+class SlotMoments:
+    """Running observation moments of the episodes in ``capacity`` slots, one update per step.
+
+    Per slot it keeps the count, the plain sum of the observations and, shifted by the episode's
+    first observation ``k``, the sums of ``x - k`` and ``(x - k)**2``. :meth:`add` folds one step's
+    observations of the given slots in with a few whole-array operations (no list of rows, no array
+    built at the episode's end), and :meth:`take` gives the episode's moments:
+
+    - the mean is ``sum / count``: the rows are added one after another, as numpy's
+      ``obs.mean(axis=0)`` adds them, so the mean has the bits of the two-pass
+      :func:`episode_moments`;
+    - the sum of squared deviations is ``S2 - S1**2 / count`` of the shifted sums (the "shifted
+      data" formula; the shift by an observation of the same episode keeps it accurate where the
+      plain ``sum(x**2) - sum(x)**2 / n`` cancels catastrophically). A two-pass ``m2`` needs the
+      final mean, so every observation kept until the episode ends, which is what this replaces;
+      so ``m2`` is within rounding of :func:`episode_moments`'s, not bit-equal to it.
+    """
+
+    def __init__(self, capacity: int, size: int):
+        self.size = int(size)
+        self.count = np.zeros(int(capacity), dtype=np.int64)
+        self.shift = np.zeros((int(capacity), self.size), dtype=np.float64)
+        # per slot: plain sum, shifted sum, shifted sum of squares
+        self.sums = np.zeros((int(capacity), 3, self.size), dtype=np.float64)
+
+    def start(self, slot: int, first: np.ndarray) -> None:
+        """A new episode in ``slot`` whose first observation is ``first``."""
+        self.count[slot] = 0
+        self.shift[slot] = first
+        self.sums[slot] = 0.0
+
+    def add(self, x: np.ndarray, slots: slice | np.ndarray) -> None:
+        """Fold in the observations ``x[slots]`` of ``slots`` (a slice ``0:live`` or indices)."""
+        rows = x[slots]
+        sums = self.sums[slots]  # a view for a slice, a copy for indices (written back below)
+        sums[:, 0] += rows
+        shifted = np.subtract(rows, self.shift[slots], dtype=np.float64)
+        sums[:, 1] += shifted
+        shifted *= shifted
+        sums[:, 2] += shifted
+        if not isinstance(slots, slice):
+            self.sums[slots] = sums
+        self.count[slots] += 1
+
+    def move(self, src: int, dst: int) -> None:
+        """Give slot ``dst`` the running episode of slot ``src``."""
+        self.count[dst] = self.count[src]
+        self.shift[dst] = self.shift[src]
+        self.sums[dst] = self.sums[src]
+
+    def take(self, slot: int) -> Moments:
+        """(count, mean, sum of squared deviations) of the episode in ``slot`` so far."""
+        n = int(self.count[slot])
+        if not n:
+            return 0.0, np.zeros(self.size), np.zeros(self.size)
+        total, shifted, squares = self.sums[slot]
+        m2 = np.maximum(squares - np.square(shifted) / n, 0.0)
+        return float(n), total / n, m2
 
 
 def combine_moments(a: Moments, b: Moments) -> Moments:

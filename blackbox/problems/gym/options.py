@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..._validate import check_choice, check_float, check_int
 from ...errors import ConfigError, UnknownNameError, did_you_mean
 from ..devices import check_device
@@ -97,10 +99,22 @@ class Environment(_Group):
             _set(self, "max_episode_steps", check_int("max_episode_steps", self.max_episode_steps, minimum=1))
 
 
+def _group_size(value: Any) -> int | None:
+    """``slots``: a positive integer, or ``"auto"`` (None: measured, :mod:`.groups`)."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    plain = value.item() if isinstance(value, np.generic) else value
+    if isinstance(plain, (int, float)) and not isinstance(plain, bool) and float(plain).is_integer() and plain >= 1:
+        return int(plain)
+    raise ConfigError(f"slots must be a positive integer (environments stepped side by side) or 'auto' "
+                      f"(measured per task and machine), got {value!r}")
+
+
 @dataclass(frozen=True)
 class Episodes(_Group):
     """``count`` episodes per evaluation (the fitness is their mean return), run side by side in
-    ``slots`` environments (``batched``), CartPole in one numpy operation (``vectorized``);
+    ``slots`` environments (``batched``; ``"auto"`` or None: a group size measured per task and
+    machine, :mod:`.groups`), CartPole in one numpy operation (``vectorized``);
     ``reward_shift`` is added to every reward of a training episode (Mania et al. 2018 remove
     Hopper's survival bonus with -1), never to ``score``, ``play`` or the goal check;
     ``shared_seed``: every row of a generation plays from the same starts (common random numbers)."""
@@ -108,7 +122,7 @@ class Episodes(_Group):
     count: int = 1
     batched: bool = True
     vectorized: bool = True
-    slots: int | None = None
+    slots: int | str | None = None
     reward_shift: float = 0.0
     shared_seed: bool = False
     FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "slots": "slots",
@@ -119,7 +133,7 @@ class Episodes(_Group):
         _set(self, "batched", bool(self.batched))
         _set(self, "vectorized", bool(self.vectorized))
         if self.slots is not None:
-            _set(self, "slots", check_int("slots", self.slots, minimum=1))
+            _set(self, "slots", _group_size(self.slots))
         _set(self, "reward_shift", check_float("reward_shift", self.reward_shift))
         _set(self, "shared_seed", bool(self.shared_seed))
 
@@ -269,7 +283,7 @@ class GymParams:
     bins: int = 0
     batched: bool = True
     vectorized: bool = True
-    slots: int | None = None
+    slots: int | str | None = None
     env_kwargs: dict[str, Any] | None = None
     vbn: bool = False
     vbn_size: int = 128

@@ -40,6 +40,8 @@ environment version, say) stops with a StateError instead of silently changing t
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -50,11 +52,13 @@ import numpy as np
 from ..._validate import check_int
 from ...core.params import options_signature
 from ...core.problem import EvalResult, Problem
+from ...core.row_source import RowSource
 from ...errors import ConfigError, StateError
 from ..devices import resolve_device
 from .actions import make_action_adapter
 from .environment import flat_size, import_gymnasium, make_gym_env, pixel_scale, time_limit
 from .episode_cap import running_cap
+from .groups import measure_group_size
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -121,6 +125,8 @@ class GymProblem(Problem):
             self.observation_space = probe.observation_space
             self.action_space = probe.action_space
             spec_limit = time_limit(probe, self.atari)
+            if isinstance(self.env, str):  # gymnasium's checker wraps what gymnasium.make makes
+                _check_once(probe)
         finally:
             probe.close()
         limit = config.environment.max_episode_steps or spec_limit
@@ -152,6 +158,9 @@ class GymProblem(Problem):
                 env_.close()
             self.reference_digest = digest(self.reference)
         self._runtime: BatchedRollouts | OneByOneRollouts | None = None
+        #: Environments this process steps side by side (``slots``, or measured; None until the first
+        #: evaluation, :mod:`.groups`).
+        self.group_size: int | None = None
 
     def _make_policy(self, options: Policy) -> Any:
         """The policy for this task's observations and actions, checked on one observation."""
@@ -191,11 +200,20 @@ class GymProblem(Problem):
         return recommended_strategy(env) if isinstance(env, str) else None
 
     # -- the Problem protocol -----------------------------------------------------------------
+    @property
+    def takes_row_source(self) -> bool:
+        """``evaluate`` takes a :class:`~blackbox.core.row_source.RowSource`: each member's row is
+        read from the noise table into its float32 policy slot when it takes one, with no dense
+        float64 ``(m, dim)`` rows built first (same bits: the row is computed in float64, then
+        rounded once). False for a subclass with its own ``evaluate``, which may expect the array."""
+        return type(self).evaluate is GymProblem.evaluate
+
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(self.policy.initial_params(rng), dtype=np.float64)
 
-    def evaluate(self, params: np.ndarray, seeds: np.ndarray) -> EvalResult:
-        params = self._check_params(params)
+    def evaluate(self, params: np.ndarray | RowSource, seeds: np.ndarray) -> EvalResult:
+        if not isinstance(params, RowSource) or params.shape[1] != self.dim:
+            params = self._check_params(np.asarray(params))
         seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
         if len(seeds) != len(params):
             raise ConfigError(f"evaluate() got {len(params)} parameter rows but {len(seeds)} seeds")
@@ -277,7 +295,7 @@ class GymProblem(Problem):
         return summary
 
     # -- rollouts -------------------------------------------------------------------------------
-    def rollouts(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def rollouts(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
                  limit: int | None = None) -> Rollouts:
         """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``;
         ``collect`` marks the rows that gather observation statistics, ``limit`` caps the episodes
@@ -319,13 +337,15 @@ class GymProblem(Problem):
         finally:
             env.close()
 
-    def make_env(self, render_mode: str | None = None) -> Any:
+    def make_env(self, render_mode: str | None = None, checked: bool = True) -> Any:
         """A fresh environment of this problem, wrapped as the policy sees it (Atari preprocessing,
-        frame skip and stack); ``render_mode`` e.g. ``"rgb_array"``."""
+        frame skip and stack); ``render_mode`` e.g. ``"rgb_array"``. ``checked=False`` (the rollout
+        engine's environments) leaves out gymnasium's checker wrappers, which the problem's probe
+        environment ran once (:func:`.environment.make_gym_env`)."""
         from .wrappers import wrap_env
 
         limit = self.config.environment.max_episode_steps if isinstance(self.env, str) else None
-        env = make_gym_env(self.env, limit, self.env_kwargs, render_mode)
+        env = make_gym_env(self.env, limit, self.env_kwargs, render_mode, checked=checked)
         return wrap_env(env, self.atari, self.frame_skip, self.frame_stack)
 
     def close(self) -> None:
@@ -349,15 +369,22 @@ class GymProblem(Problem):
         """This process's episode loop (made on first use): batched, or one by one."""
         if self._runtime is None:
             episodes, noise = self.config.episodes, self.config.policy.action_noise
+            make_env = functools.partial(self.make_env, checked=False)
             if not episodes.batched:
-                self._runtime = OneByOneRollouts(self.make_env, flatten_observation(self.observation_space),
+                self._runtime = OneByOneRollouts(make_env, flatten_observation(self.observation_space),
                                                  self.policy, self.adapter, self.obs_size, self.step_limit,
                                                  noise, self.where)
                 return self._runtime
             kind = "vectorized" if self.vectorized else "gym"
-            capacity = episodes.slots or max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
+            largest = max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
+            given = episodes.slots if isinstance(episodes.slots, int) else None  # "auto" is None once checked
+            capacity = given or largest
+            if given is None and not self.vectorized:  # measured: the smallest group that batches
+                capacity = measure_group_size(make_env, flatten_observation(self.observation_space), self.policy,
+                                              self.adapter, self.obs_size, largest, self._normalizer())
+            self.group_size = capacity
             replica = self._replica() if self.vectorized else None
-            slots = replica(capacity) if replica is not None else GymSlots(self.make_env, capacity,
+            slots = replica(capacity) if replica is not None else GymSlots(make_env, capacity,
                                                                            self.observation_space)
             self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size, self.step_limit,
                                             noise, self.where)
@@ -386,3 +413,14 @@ class GymProblem(Problem):
 
 
 GymProblem.__signature__ = options_signature(GymProblem)
+
+
+def _check_once(probe: Any) -> None:
+    """One reset and one step of the problem's probe environment, so that gymnasium's checker
+    (``PassiveEnvChecker``, made around string ids) sees both once; the rollout engine's
+    environments are then made without it. The action comes from a copy of the action space,
+    seeded, so nothing of the problem's own state moves."""
+    probe.reset(seed=0)
+    space = copy.deepcopy(probe.action_space)
+    space.seed(0)
+    probe.step(space.sample())

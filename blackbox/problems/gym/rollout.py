@@ -33,7 +33,8 @@ from typing import Any, Protocol, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .obs_norm import Moments, Normalizer, combine_moments, episode_moments
+from ...core.row_source import RowSource
+from .obs_norm import Moments, Normalizer, SlotMoments, combine_moments
 
 __all__ = ["BatchedRollouts", "OneByOneRollouts", "Rollouts", "rollout_episode", "episode_seeds",
            "noise_generator", "Slots", "PolicyRecipe", "PolicyRuntime", "Adapter"]
@@ -178,7 +179,7 @@ class BatchedRollouts:
         self.action_noise = float(action_noise)
         self.where = where
 
-    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
             limit: int | None = None) -> Rollouts:
         """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
@@ -203,7 +204,7 @@ class BatchedRollouts:
         ret = np.zeros(cap, dtype=np.float64)
         born = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode began
         collecting = np.zeros(cap, dtype=bool)
-        traces: list[list[np.ndarray]] = [[] for _ in range(cap)]  # observations of collecting slots
+        stats = SlotMoments(cap, self.obs_size) if collect is not None else None  # of collecting slots
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
@@ -226,7 +227,8 @@ class BatchedRollouts:
             sampled = collect is not None and bool(collect[row])
             collecting[slot] = sampled
             sampling += sampled
-            traces[slot] = []
+            if sampled:
+                cast(SlotMoments, stats).start(slot, obs[slot])
             noise_rngs[slot] = noise_generator(seed) if noise_std else None
 
         def move(src: int, dst: int) -> None:
@@ -234,8 +236,9 @@ class BatchedRollouts:
             batch.move(src, dst)
             obs[dst] = obs[src]
             job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
+            if collecting[src]:
+                cast(SlotMoments, stats).move(src, dst)
             collecting[dst], collecting[src] = collecting[src], False
-            traces[dst], traces[src] = traces[src], []
             noise_rngs[dst], noise_rngs[src] = noise_rngs[src], None
 
         live = 0
@@ -249,11 +252,9 @@ class BatchedRollouts:
                 inputs = x
             else:
                 inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
-            if sampling:  # one copy of the collecting rows a step; each trace keeps its row of it
-                picked = np.flatnonzero(collecting[:live])
-                rows = x[picked]
-                for j, slot in enumerate(picked.tolist()):
-                    traces[slot].append(rows[j])
+            if sampling:  # the collecting slots' running sums, in one update for all of them
+                cast(SlotMoments, stats).add(x, slice(0, live) if sampling == live
+                                             else np.flatnonzero(collecting[:live]))
             out = batch.forward(inputs, live)
             noise = None
             if noise_std:
@@ -281,8 +282,7 @@ class BatchedRollouts:
                 lengths[job] = t - born[s]
                 returns[job] = ret[s] if rewards is not None else float(lengths[job])
                 if collecting[s]:
-                    moments[job] = episode_moments(np.array(traces[s]))
-                    traces[s] = []
+                    moments[job] = cast(SlotMoments, stats).take(s)
                     collecting[s] = False
                     sampling -= 1
                 if next_job < jobs:
@@ -326,7 +326,7 @@ class OneByOneRollouts:
         self.action_noise = float(action_noise)
         self.where = where
 
-    def run(self, params: np.ndarray, seeds: np.ndarray, collect: np.ndarray | None = None,
+    def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
             limit: int | None = None) -> Rollouts:
         """What :meth:`BatchedRollouts.run` returns for the same arguments, one episode at a time."""
@@ -337,16 +337,16 @@ class OneByOneRollouts:
         returns = np.zeros((m, episodes))
         lengths = np.zeros((m, episodes), dtype=np.int64)
         moments: dict[int, Moments] = {}
+        stats = SlotMoments(1, self.obs_size) if collect is not None else None
         for row in range(m):
             self.batch.load(0, params[row])
             sampled = collect is not None and bool(collect[row])
             for e in range(episodes):
-                trace: list[np.ndarray] | None = [] if sampled else None
                 returns[row, e], lengths[row, e] = rollout_episode(
                     self.env, self.flatten, self.batch, self.adapter, int(seeds[row, e]), limit,
-                    normalizer, self.action_noise, trace=trace, where=self.where)
-                if trace is not None:
-                    moments[row * episodes + e] = episode_moments(np.array(trace))
+                    normalizer, self.action_noise, stats=stats if sampled else None, where=self.where)
+                if sampled:
+                    moments[row * episodes + e] = cast(SlotMoments, stats).take(0)
         return _results(returns, lengths, moments, collect, self.obs_size)
 
     def close(self) -> None:
@@ -355,13 +355,13 @@ class OneByOneRollouts:
 
 def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: PolicyRuntime, adapter: Adapter,
                     seed: int, limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
-                    trace: list[np.ndarray] | None = None, frames: list[Any] | None = None,
+                    stats: SlotMoments | None = None, frames: list[Any] | None = None,
                     where: str = "the environment", every: int = 1) -> tuple[float, int]:
     """One episode of the policy loaded in slot 0 of ``batch``: ``(return, length)``.
 
     The reference loop: a gymnasium environment reset with ``seed``, one policy call per step.
-    Observations fed to the policy are appended to ``trace`` and rendered frames to ``frames``
-    when those lists are given; only every ``every``-th frame is rendered (after the reset and
+    The moments of the observations fed to the policy go into slot 0 of ``stats`` (started here)
+    and rendered frames into ``frames`` when given; only every ``every``-th frame is rendered (after the reset and
     after steps ``every``, ``2 every``, ...), as rendering can cost far more than a step (MuJoCo).
     """
     rng = noise_generator(seed) if action_noise else None
@@ -371,10 +371,14 @@ def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: Polic
         frames.append(env.render())
     every = max(1, int(every))
     total, steps = 0.0, 0
+    first = True
     while True:
         x = flatten(observation)[None, :]
-        if trace is not None:
-            trace.append(x[0].copy())
+        if stats is not None:
+            if first:
+                stats.start(0, x[0])
+                first = False
+            stats.add(x, slice(0, 1))
         inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
         out = batch.forward(inputs, 1)
         noise = None if rng is None else rng.standard_normal((1, adapter.noise_size), dtype=np.float32) * noise_std

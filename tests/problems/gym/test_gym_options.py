@@ -108,7 +108,8 @@ def test_groups_check_their_values_when_made_and_name_the_flat_key():
         (lambda: ObsNorm(prob=2.0), "obs_norm_prob must be <= 1.0, got 2.0"),
         (lambda: ObsNorm(clip=0), "obs_clip must be > 0, got 0.0"),
         (lambda: Episodes(0), "episodes must be >= 1, got 0"),
-        (lambda: Episodes(slots=0), "slots must be >= 1, got 0"),
+        (lambda: Episodes(slots=0), "slots must be a positive integer (environments stepped side by side) or "
+                                    "'auto' (measured per task and machine), got 0"),
         (lambda: Frames(skip=0), "frame_skip must be >= 1, got 0"),
         (lambda: VBN(size=1), "vbn_size must be >= 2, got 1"),
         (lambda: EpisodeCap("adaptive", factor=3.0),

@@ -330,3 +330,57 @@ def test_shared_seed_plays_every_row_of_a_generation_from_the_same_starts():
     bb.optimize(es, problem, generations=2, seed=0)
     assert [len(s) for s in seen] == [7, 7] and all(len(set(s.tolist())) == 1 for s in seen)
     assert seen[0][0] != seen[1][0]  # new starts every generation
+
+
+def test_slot_moments_give_the_two_pass_mean_bit_for_bit_and_m2_within_rounding():
+    from blackbox.problems.gym.obs_norm import SlotMoments
+
+    rng = np.random.default_rng(3)
+    episodes = [rng.normal(50.0, 0.01, (n, 4)).astype(np.float32) for n in (1, 2, 9, 300)]
+    stats = SlotMoments(3, 4)
+    for obs in episodes:
+        stats.start(2, obs[0])
+        for t in range(len(obs)):
+            x = np.zeros((3, 4), dtype=np.float32)
+            x[2] = obs[t]
+            stats.add(x, np.array([2]) if t % 2 else slice(2, 3))
+        stats.move(2, 0)
+        count, mean, m2 = stats.take(0)
+        want = episode_moments(obs)
+        assert count == want[0]
+        np.testing.assert_array_equal(mean, want[1])  # the same sums in the same order
+        np.testing.assert_allclose(m2, want[2], rtol=1e-9, atol=1e-12)  # large mean, small spread: no cancellation
+
+
+@pytest.mark.parametrize("spec", ["Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5", "CartPole-v1,policy=linear"])
+def test_rows_read_from_the_noise_table_into_policy_slots_score_as_dense_rows(spec):
+    from blackbox.core.executor import evaluate_rows
+    from blackbox.core.noise import NoiseTable
+
+    problem = bb.make_problem(f"gym:{spec}")
+    assert problem.takes_row_source
+    table = NoiseTable(2**16, seed=5)
+    center = problem.initial_params(np.random.default_rng(0))
+    offsets = np.array([0, 0, 100, 100, 7, 3000])
+    population = Population.compact(table, center, offsets, np.array([1, -1, 1, -1, 0, 1]), 0.3)
+    seeds = np.arange(6) * 11
+    lazy = evaluate_rows(problem, population, seeds, batch_size=4)
+    dense = problem.evaluate(population.params, seeds)
+    np.testing.assert_array_equal(lazy.fitness, dense.fitness)
+    np.testing.assert_array_equal(lazy.steps, dense.steps)
+    for key in dense.info:
+        np.testing.assert_array_equal(lazy.info[key], dense.info[key])
+
+
+def test_a_subclass_with_its_own_evaluate_gets_the_dense_rows():
+    from blackbox.core.executor import evaluate_rows
+
+    class Scaled(GymProblem):
+        def evaluate(self, params, seeds):
+            assert isinstance(params, np.ndarray)
+            return super().evaluate(params * 1.0, seeds)
+
+    problem = Scaled("CartPole-v1", policy="linear")
+    assert not problem.takes_row_source and GymProblem("CartPole-v1", policy="linear").takes_row_source
+    population = Population.from_dense(np.zeros((2, problem.dim)))
+    assert len(evaluate_rows(problem, population, np.arange(2)).fitness) == 2

@@ -1,6 +1,7 @@
 """Batched rollouts return exactly what one-by-one evaluation returns, on every supported task."""
 
 import importlib.util
+import json
 import warnings
 
 import numpy as np
@@ -144,3 +145,45 @@ def test_rewards_are_summed_over_episodes_and_steps_counted():
     np.testing.assert_array_equal(result.steps, rollouts.lengths.sum(axis=1))
     # CartPole pays 1 per step: returns are episode lengths
     np.testing.assert_array_equal(rollouts.returns, rollouts.lengths)
+
+
+def _run(slots, executor: str):
+    import blackbox as bb
+
+    result = bb.optimize("openai-es:popsize=8,sigma=0.1", f"gym:Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5,"
+                         f"slots={slots},episodes=2", executor, generations=2, seed=3)
+    from tests.golden.cases import record_rows
+
+    return record_rows(result.records), result.center
+
+
+def test_same_seed_same_bits_for_every_group_size_and_executor():
+    want_rows, want_center = _run(1, "serial")
+    for slots, executor in [(3, "serial"), ("auto", "serial"), (64, "serial"), ("auto", "loky:workers=2"),
+                            (2, "loky:workers=2")]:
+        rows, center = _run(slots, executor)
+        np.testing.assert_array_equal(center, want_center)
+        assert json.dumps(rows, sort_keys=True, default=str) == json.dumps(want_rows, sort_keys=True, default=str), \
+            (slots, executor)
+
+
+def test_the_measured_group_size_is_a_power_of_two_within_bounds_and_can_be_set():
+    from blackbox.problems.gym.groups import MAX_GROUP
+
+    measured = GymProblem("Pendulum-v1", hidden=[8])
+    measured.evaluate(np.zeros((2, measured.dim)), np.arange(2))
+    size = measured.group_size
+    assert 1 <= size <= MAX_GROUP and (size & (size - 1) == 0 or size == MAX_GROUP)
+    fixed = GymProblem("Pendulum-v1", hidden=[8], slots=5)
+    fixed.evaluate(np.zeros((2, fixed.dim)), np.arange(2))
+    assert fixed.group_size == 5
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "many", True])
+def test_a_bad_group_size_is_one_line_naming_it(bad):
+    from blackbox.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        GymProblem("Pendulum-v1", slots=bad)
+    assert str(info.value) == (f"slots must be a positive integer (environments stepped side by side) or 'auto' "
+                               f"(measured per task and machine), got {bad!r}")

@@ -88,3 +88,85 @@ def test_cyclic_mdp_through_the_gym_problem(env):
     always_zero = np.concatenate([np.zeros(9), [1.0, 0.0, 0.0]])
     result = problem.evaluate(np.stack([solved, always_zero]), [0, 1])
     assert result.fitness[0] == 1000 and result.fitness[1] < 2
+
+
+def _chain(env) -> list[str]:
+    names = []
+    while hasattr(env, "env"):
+        names.append(type(env).__name__)
+        env = env.env
+    return names
+
+
+@pytest.mark.parametrize("limit", [None, 37])
+def test_unchecked_environments_keep_the_time_limit_and_every_reward(limit):
+    from blackbox.problems.gym.environment import make_gym_env
+
+    checked = make_gym_env("Pendulum-v1", limit)
+    unchecked = make_gym_env("Pendulum-v1", limit, checked=False)
+    assert _chain(checked) == ["TimeLimit", "OrderEnforcing", "PassiveEnvChecker"]
+    assert _chain(unchecked) == ["TimeLimit"]
+    horizon = limit or 200
+    for episode in range(2):  # the step counter starts again at each reset
+        a, _ = checked.reset(seed=episode)
+        b, _ = unchecked.reset(seed=episode)
+        np.testing.assert_array_equal(a, b)
+        for t in range(1, horizon + 1):
+            action = np.array([np.sin(t)], dtype=np.float32)
+            a, ra, terma, trunca, _ = checked.step(action)
+            b, rb, termb, truncb, _ = unchecked.step(action)
+            np.testing.assert_array_equal(a, b)
+            assert (ra, terma, trunca) == (rb, termb, truncb)
+            assert truncb == (t == horizon)
+
+
+def test_the_problem_steps_unchecked_environments_and_scores_as_before():
+    problem = bb.make_problem("gym:Pendulum-v1,hidden=[8],max_episode_steps=37")
+    env = problem._engine().slots.make_env()
+    assert _chain(env) == ["TimeLimit"]
+    params = np.random.default_rng(0).standard_normal((3, problem.dim))
+    result = problem.evaluate(params, np.arange(3))
+    np.testing.assert_array_equal(result.steps, [37, 37, 37])
+    reference = bb.make_problem("gym:Pendulum-v1,hidden=[8],max_episode_steps=37")
+    checked = reference.make_env()
+    returns = []
+    for row in range(3):  # the plain loop on a checked environment, member by member
+        batch = reference.policy.batch(1)
+        batch.load(0, params[row])
+        from blackbox.problems.gym.rollout import rollout_episode
+        from blackbox.problems.gym.slots import flatten_observation
+
+        returns.append(rollout_episode(checked, flatten_observation(reference.observation_space), batch,
+                                       reference.adapter, row, 10**6)[0])
+    np.testing.assert_array_equal(result.fitness, returns)
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("mujoco"), reason="needs mujoco")
+def test_making_half_cheetah_prints_no_mujoco_warning_and_writes_no_log(capfd, tmp_path, monkeypatch):
+    import warnings
+
+    import mujoco
+
+    from blackbox.problems.gym.environment import make_gym_env
+
+    monkeypatch.chdir(tmp_path)
+    before = mujoco.get_mju_user_warning()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for checked in (True, False):
+            make_gym_env("HalfCheetah-v5", checked=checked).close()
+    out, err = capfd.readouterr()
+    assert "settotalmass" not in out + err and "WARNING" not in out + err
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+    assert mujoco.get_mju_user_warning() is before  # MuJoCo's process-wide handler is put back
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("mujoco"), reason="needs mujoco")
+def test_other_mujoco_warnings_still_reach_the_user():
+    from blackbox.problems.gym.environment import _quiet_mujoco
+
+    quiet = _quiet_mujoco("HalfCheetah-v5")
+    with pytest.warns(RuntimeWarning, match="^MuJoCo: something else$"):
+        with quiet:
+            quiet._warning("compiler attribute 'settotalmass' is deprecated and will be removed")
+            quiet._warning("something else")

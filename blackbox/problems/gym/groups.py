@@ -1,0 +1,128 @@
+"""How many environments the rollout engine steps side by side (its slots): measured, not fixed.
+
+Stepping ``g`` environments in lockstep has two costs that pull in opposite ways. Each step visits
+every environment of the group, so the simulator state of all ``g`` (MuJoCo's ``MjData``, the
+wrappers, the Python objects) must stay in the CPU's caches between visits: a small group. The
+policy's forward runs once per step for the whole group, and its fixed cost (a numpy or torch call
+per layer) is shared by ``g``: a large group. Past the point where the forward's cost per
+environment is a small share of an environment step, a larger group buys nothing and loses cache.
+
+The rule (:func:`measure_group_size`), run once per process when its engine is built: time one
+environment's step (a fresh environment, reset and stepped, CPU time), time what the engine spends
+per step besides the simulator (policy forward, actions, normalizer, bookkeeping: the engine run on
+idle slots) for groups of 1, 2, 4, ... up to the largest allowed, and take the smallest group whose
+engine step costs at most :data:`FORWARD_SHARE` of an environment step per environment. A task whose steps are cheap
+(CartPole through gymnasium) gets a large group, a MuJoCo task with a linear or small MLP policy a
+small one. The measurement changes no result: a slot's output depends on its own parameters and
+observation only, so every group size gives the same bits (the test suite checks it).
+
+``slots=N`` sets the group size instead (``slots="auto"`` or none: measured).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["measure_group_size", "FORWARD_SHARE", "MAX_GROUP"]
+
+#: The largest share of an environment step the engine's own work may cost per environment.
+FORWARD_SHARE = 0.05
+#: The largest group the rule picks.
+MAX_GROUP = 64
+_ENV_STEPS = 24  # environment steps timed (after a reset and 4 warm-up steps)
+_ENGINE_STEPS = 16  # engine steps timed per round
+
+
+def _cpu_per_call(call: Callable[[], Any], repeats: int) -> float:
+    """The least CPU time of one ``call()`` over ``repeats`` rounds of a few calls."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.thread_time()
+        for _ in range(4):
+            call()
+        best = min(best, (time.thread_time() - start) / 4)
+    return best
+
+
+def env_step_seconds(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray]) -> float:
+    """CPU seconds of one step of a fresh environment (made, reset with seed 0, stepped, closed)."""
+    env = make_env()
+    try:
+        env.reset(seed=0)
+        space = copy.deepcopy(env.action_space)
+        space.seed(0)
+        actions = [space.sample() for _ in range(4 + _ENV_STEPS)]
+        for action in actions[:4]:
+            _, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                env.reset(seed=1)
+        start = time.thread_time()
+        for action in actions[4:]:
+            observation, _, terminated, truncated, _ = env.step(action)
+            flatten(observation)
+            if terminated or truncated:
+                env.reset(seed=1)
+        return max((time.thread_time() - start) / _ENV_STEPS, 1e-9)
+    finally:
+        env.close()
+
+
+class _IdleSlots:
+    """Slots whose environments cost nothing: what the engine spends per step besides the simulator."""
+
+    obs_dtype = np.dtype(np.float64)
+    finite_rewards = True
+
+    def __init__(self, capacity: int, obs_size: int):
+        self.capacity = int(capacity)
+        self.first = np.zeros(int(obs_size))
+        self.rewards = np.zeros(self.capacity)
+        self.terminated = np.zeros(self.capacity, dtype=bool)
+
+    def reset(self, slot: int, seed: int) -> np.ndarray:
+        return self.first
+
+    def step(self, actions: np.ndarray, live: int, obs_out: np.ndarray):
+        return self.rewards[:live], self.terminated[:live], None
+
+    def move(self, src: int, dst: int) -> None:
+        """Nothing to move."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def engine_step_seconds(policy: Any, adapter: Any, obs_size: int, group: int, normalizer: Any = None) -> float:
+    """CPU seconds the rollout engine spends per step of ``group`` slots besides the simulator:
+    policy forward, actions, normalizer, bookkeeping (the engine run on idle slots)."""
+    from .rollout import BatchedRollouts
+
+    engine = BatchedRollouts(_IdleSlots(group, obs_size), policy, adapter, obs_size, _ENGINE_STEPS)
+    params = np.zeros((group, policy.dim))
+    seeds = np.arange(group, dtype=np.int64)[:, None]
+    reference = np.zeros((2, obs_size), dtype=np.float32) if getattr(policy, "vbn", False) else None
+    best = float("inf")
+    for _ in range(3):
+        start = time.thread_time()
+        engine.run(params, seeds, normalizer=normalizer, reference=reference)
+        best = min(best, (time.thread_time() - start) / _ENGINE_STEPS)
+    return best
+
+
+def measure_group_size(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], policy: Any,
+                       adapter: Any, obs_size: int, largest: int, normalizer: Any = None) -> int:
+    """The smallest group (a power of two below ``largest``, or ``largest``) whose engine step costs at
+    most :data:`FORWARD_SHARE` of one environment step per environment."""
+    largest = max(1, min(int(largest), MAX_GROUP))
+    budget = FORWARD_SHARE * env_step_seconds(make_env, flatten)
+    group = 1
+    while group < largest:
+        if engine_step_seconds(policy, adapter, obs_size, group, normalizer) / group <= budget:
+            return group
+        group *= 2
+    return largest
