@@ -150,9 +150,16 @@ class Population:
 
     @property
     def params(self) -> np.ndarray:
-        """The dense ``(popsize, dim)`` float64 array, built on first access and kept."""
+        """The dense ``(popsize, dim)`` float64 array, built on first access and kept.
+
+        A large one is built in a buffer kept from an earlier generation's matrix once nothing
+        refers to that one any more (:func:`blackbox.core.mapped.large`): no fresh multi-GB mapping
+        per generation, and an array you keep is never overwritten (a loop that holds last
+        generation's ``params`` while asking for this one's uses two buffers in turn). The bound on
+        kept buffers is :func:`blackbox.core.mapped.set_dense_limit`.
+        """
         if self._dense is None:
-            self._dense = self.rows(np.arange(len(self)))
+            self._dense = self._rows(np.arange(len(self)), "population.params")
         return self._dense
 
     def dense(self, dtype: Any = np.float64) -> np.ndarray:
@@ -161,7 +168,7 @@ class Population:
         within a float32 rounding or two of ``params.astype(float32)``."""
         if _dtype(dtype) == np.float64:
             return self.params
-        out = np.empty((len(self), self.dim), dtype=np.float32)
+        out = mapped.large((len(self), self.dim), np.float32, f"population.dense(float32) ({self._shape('float32')})")
         self._fill32(0, len(self), out)
         return out
 
@@ -225,14 +232,21 @@ class Population:
         Row i is ``float64(noise_i) * (sign_i * sigma) + base``, element by element, whichever path
         builds it, so any split of the rows among workers gives the same bits.
         """
-        indices = np.asarray(indices, dtype=np.int64)
+        return self._rows(np.asarray(indices, dtype=np.int64), "population.rows(...)")
+
+    def _shape(self, kind: str, rows: int | None = None) -> str:
+        return f"{len(self) if rows is None else rows} x {self.dim} {kind}"
+
+    def _rows(self, indices: np.ndarray, what: str) -> np.ndarray:
+        """:meth:`rows`; ``what`` names the caller in the message of a dense buffer limit too small."""
+        what = f"{what} ({self._shape('float64', len(indices))})"
         if self._dense is not None:
-            return np.take(self._dense, indices, axis=0, out=mapped.empty((len(indices),) + self._dense.shape[1:],
-                                                                          self._dense.dtype))
+            return np.take(self._dense, indices, axis=0, out=mapped.large((len(indices),) + self._dense.shape[1:],
+                                                                          self._dense.dtype, what))
         table, bases, parents, offsets, signs = self._compact("rows")
         parents, signs, offsets = parents[indices], signs[indices], offsets[indices]
         if len(indices) * self.dim > _ROWS_GATHER_MAX:
-            return self._rows_one_by_one(parents, signs, offsets)
+            return self._rows_one_by_one(parents, signs, offsets, what)
         dead = np.flatnonzero(signs == 0)  # rows with sign 0 are their base exactly
         if len(dead):
             offsets = offsets.copy()
@@ -257,7 +271,7 @@ class Population:
             raise ValueError(f"{needed_by} needs a compact population (this one is dense)")
         return table, bases, parents, offsets, signs
 
-    def _rows_one_by_one(self, parents: np.ndarray, signs: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    def _rows_one_by_one(self, parents: np.ndarray, signs: np.ndarray, offsets: np.ndarray, what: str) -> np.ndarray:
         """Large blocks: row by row in cache-sized column chunks, reading each slice and base once.
 
         The arithmetic is the vectorized path's, element for element; only the memory traffic
@@ -268,7 +282,7 @@ class Population:
         live = offsets[signs != 0]
         if len(live) and (live.min() < 0 or live.max() + dim > table.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {table.size}")
-        out = mapped.empty((len(signs), dim), np.float64)
+        out = mapped.large((len(signs), dim), np.float64, what)
         scalar = np.ndim(self.sigma) == 0
         sigma = np.asarray(self.sigma, dtype=np.float64)  # per-dimension sigma; unused when scalar
         negative = -sigma
