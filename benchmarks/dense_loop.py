@@ -14,7 +14,7 @@ of a noise table it read).
 The fitness is a cheap function of the rows (the first column): the cost measured is the library's.
 
 - blackbox ``cem`` float64: ``population.params`` (float64 rows built from the noise table);
-- blackbox ``cem`` float32: ``population.dense(np.float32)``;
+- blackbox ``cem`` float32: ``dtype="float32"``, ``population.params`` (float32 rows, one buffer);
 - blackbox ``openai-es`` float64: ``population.params``;
 - EvoTorch ``CEM`` (float32 torch tensors; a vectorized problem returning the first column);
 - evosax ``Open_ES`` (jit-compiled ask and tell; compile time excluded).
@@ -73,13 +73,12 @@ def _generation(name: str, dim: int, popsize: int) -> Callable[[], object]:
 
             return compact
         options = {"sigma": 0.02} if kind == "cem" else {}
-        es = bb.make_strategy(kind, dim=dim, popsize=popsize, seed=0, **options)
-        float32 = name.endswith("float32")
+        es = bb.make_strategy(kind, dim=dim, popsize=popsize, seed=0, dtype=name.split()[-1], **options)
         kept: dict[str, np.ndarray] = {}
 
         def dense() -> None:
             population = es.ask()
-            x = population.dense(np.float32) if float32 else population.params
+            x = population.params
             kept["x"] = x  # the user holds this generation's rows until the next ones come
             es.tell(-x[:, 0].astype(np.float64))
 

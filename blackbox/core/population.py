@@ -31,7 +31,7 @@ it a worker got, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,7 +63,7 @@ class Population:
     """A population of candidate solutions, compact (noise-table encoded) or dense."""
 
     __slots__ = ("bases", "parents", "offsets", "signs", "sigma", "table", "groups", "_dense", "dim", "center_row",
-                 "dtype")
+                 "dtype", "into")
 
     #: The noise scale: a float, or one float64 per dimension.
     sigma: Any
@@ -94,6 +94,9 @@ class Population:
         #: The dtype of the rows (``params``, ``rows()``): float64, or float32 where the strategy was
         #: asked for it (a compact population's rows are then built in float32, one pass).
         self.dtype = np.dtype(np.float64) if dense is not None else _dtype(dtype)
+        #: Where a float32 strategy's population builds its ``params`` (the strategy's one buffer,
+        #: see :class:`~blackbox.strategies._gaussian.NoiseTableStrategy`); None: a buffer of its own.
+        self.into: Callable[[Population], np.ndarray] | None = None
         self.groups = np.asarray(groups, dtype=np.int64)
         #: Index of the unperturbed center row (see the module docstring), None if there is none.
         self.center_row = None if center_row is None else int(center_row)
@@ -163,11 +166,23 @@ class Population:
         refers to that one any more (:func:`blackbox.core.mapped.large`): no fresh multi-GB mapping
         per generation, and an array you keep is never overwritten (a loop that holds last
         generation's ``params`` while asking for this one's uses two buffers in turn). The bound on
-        kept buffers is :func:`blackbox.core.mapped.set_dense_limit`.
+        kept buffers is :func:`blackbox.core.mapped.set_dense_limit`. A float32 strategy's
+        populations share one buffer instead (:attr:`into`): this array is then overwritten when the
+        next generation's ``params`` is built.
         """
         if self._dense is None:
-            self._dense = self._rows(np.arange(len(self)), "population.params")
+            if self.into is not None and self.dtype == np.float32 and self.table is not None:
+                out = self.into(self)
+                self._fill32(np.arange(len(self)), out)
+                self._dense = out
+            else:
+                self._dense = self._rows(np.arange(len(self)), "population.params")
         return self._dense
+
+    def release(self) -> None:
+        """Forget the dense rows built by :attr:`params` (their buffer now holds another
+        generation's); asked again, they are built again, in a buffer of their own."""
+        self._dense, self.into = None, None
 
     def _rows32(self, indices: np.ndarray, what: str) -> np.ndarray:
         out = mapped.large((len(indices), self.dim), np.float32, f"{what} ({self._shape('float32', len(indices))})")

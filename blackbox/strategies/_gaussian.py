@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_float, check_int
+from ..core import mapped
 from ..core.noise import NoiseTable
 from ..core.population import Population
 from ..core.strategy import Strategy
@@ -49,10 +50,37 @@ class NoiseTableStrategy(Strategy):
         if self.dtype == np.float32:
             self._center = self._center.astype(np.float32).astype(np.float64)
 
+    #: A float32 strategy's one buffer for its populations' ``params``, and the population whose
+    #: rows it holds (never pickled: see ``__getstate__``).
+    _rows_buffer: np.ndarray | None = None
+    _rows_owner: Population | None = None
+
     def _typed(self, population: Population) -> Population:
         if self.dtype == np.float32 and population.table is not None:
             population.dtype = self.dtype  # set before anything is built from it
+            population.into = self._rows_into
         return population
+
+    def _rows_into(self, population: Population) -> np.ndarray:
+        """The buffer a float32 population's ``params`` is built in: one per strategy, reused every
+        generation, so a float32 loop holds one matrix, as EvoTorch's does. The population whose
+        rows it held forgets them (asked again, it builds them anew); an array taken from it earlier
+        now holds the new rows: copy a generation's ``params`` to keep it past the next one's."""
+        shape = (len(population), self.dim)
+        owner, buffer = self._rows_owner, self._rows_buffer
+        if owner is not None and owner is not population:
+            owner.release()
+        if buffer is None or buffer.shape != shape:
+            self._rows_buffer = None  # the old buffer goes first
+            buffer = self._rows_buffer = mapped.large(shape, np.float32, "population.params (float32)")
+        self._rows_owner = population
+        return buffer
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_rows_buffer", None)
+        state.pop("_rows_owner", None)
+        return state
 
     def ask(self) -> Population:
         return self._typed(super().ask())

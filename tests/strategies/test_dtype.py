@@ -68,3 +68,29 @@ def test_the_default_stays_float64():
     es = bb.make_strategy("openai-es", dim=5, seed=0)
     population = es.ask()
     assert es.dtype == np.float64 and population.dtype == np.float64 and population.params.dtype == np.float64
+
+
+def test_a_float32_strategy_builds_every_generation_s_params_in_one_buffer():
+    es = bb.make_strategy("cem", dim=1000, popsize=16, seed=2, dtype="float32")
+    first = es.ask()
+    kept = first.params
+    snapshot = kept.copy()
+    es.tell(-np.sum(kept.astype(np.float64) ** 2, axis=1))
+    second = es.ask()
+    assert np.array_equal(kept, snapshot)  # valid through tell and the next ask ...
+    rows = second.params
+    assert np.shares_memory(rows, kept) and np.array_equal(kept, rows)  # ... until the next params: documented
+    again = first.params  # the first population forgot its rows and builds them anew, elsewhere
+    assert np.array_equal(again, snapshot) and not np.shares_memory(again, rows)
+    assert np.array_equal(rows, second.rows(np.arange(16)))
+    import pickle
+
+    assert "_rows_buffer" not in pickle.loads(pickle.dumps(es)).__dict__
+
+
+def test_float64_params_are_never_overwritten():
+    es = bb.make_strategy("cem", dim=1000, popsize=16, seed=2)
+    kept = es.ask().params
+    snapshot = kept.copy()
+    es.tell(np.zeros(16))
+    assert not np.shares_memory(es.ask().params, kept) and np.array_equal(kept, snapshot)
