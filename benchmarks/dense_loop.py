@@ -1,7 +1,8 @@
 """A user's own dense loop (``es.ask()``, ``population.params``, ``es.tell(f)``) beside EvoTorch and evosax.
 
     python benchmarks/dense_loop.py [--dims 100000 1000000] [--popsize 256] [--generations 5]
-                                    [--rounds 1] [--ga-popsize 10000] [--ga-dim 30000] [--out FILE]
+                                    [--rounds 1] [--ga-popsize 10000] [--ga-dim 30000] [--skip-ga]
+                                    [--contenders NAME ...] [--out FILE]
 
 Each contender runs in a process of its own (``nice -n 19``), one after the other, round after
 round, so its peak memory is its own and the ratios come from one run. Per generation: CPU time
@@ -186,6 +187,8 @@ def main() -> None:
     parser.add_argument("--ga-popsize", type=int, default=10_000)
     parser.add_argument("--ga-dim", type=int, default=30_000)
     parser.add_argument("--skip-ga", action="store_true")
+    parser.add_argument("--contenders", nargs="+", default=list(CONTENDERS), choices=CONTENDERS,
+                        help="which of the dense-loop contenders to run (default: all)")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--out", default=None)
     parser.add_argument("--child", default=None)
@@ -204,7 +207,7 @@ def main() -> None:
     results: dict = {}
     for round_ in range(args.rounds):  # interleaved: every contender once per round; the best round is kept
         for dim in args.dims:
-            for name in CONTENDERS:
+            for name in args.contenders:
                 r = run_child(name, dim, args.popsize, args.generations, args.timeout)
                 print(f"  round {round_ + 1} dim {dim} {name}: {r}", flush=True)
                 if r and ((name, dim) not in results or r["cpu"] < results[(name, dim)]["cpu"]):
@@ -215,8 +218,8 @@ def main() -> None:
                 print(f"  round {round_ + 1} ga case {name}: {r}", flush=True)
                 if r and ((name, args.ga_dim) not in results or r["cpu"] < results[(name, args.ga_dim)]["cpu"]):
                     results[(name, args.ga_dim)] = r
-    out = header[:2] + [f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
-                        table("User's dense loop: ask + rows + tell", args.dims, CONTENDERS, results, "EvoTorch CEM",
+    out = header + [f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
+                        table("User's dense loop: ask + rows + tell", args.dims, tuple(args.contenders), results, "EvoTorch CEM",
                               {d: args.popsize for d in args.dims})]
     if not args.skip_ga:
         out += ["", table("ga against openai-es: ask + tell", [args.ga_dim], GA_CONTENDERS, results,
