@@ -73,7 +73,7 @@ def test_float32_dense_reuses_a_buffer_too():
 def test_a_limit_smaller_than_one_population_says_how_much_is_needed():
     mapped.set_dense_limit(10**7)
     with pytest.raises(ConfigError) as error:
-        _population(0).params
+        _ = _population(0).params
     assert str(error.value) == (
         "population.params (100 x 50000 float64) needs 40000000 bytes (38.1 MiB) but the dense buffer limit is "
         "10000000 bytes (9.5 MiB); raise it with blackbox.core.mapped.set_dense_limit(40000000) or more, "
@@ -89,7 +89,7 @@ def test_free_buffers_beyond_the_limit_go_back():
     assert len(_buffers()) == 2
     del a, b
     gc.collect()
-    _population(2).params  # reuses one; the other free one would exceed the limit with it kept
+    _ = _population(2).params  # reuses one; the other free one would exceed the limit with it kept
     assert len(_buffers()) == 1
 
 
