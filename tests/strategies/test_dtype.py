@@ -94,3 +94,11 @@ def test_float64_params_are_never_overwritten():
     snapshot = kept.copy()
     es.tell(np.zeros(16))
     assert not np.shares_memory(es.ask().params, kept) and np.array_equal(kept, snapshot)
+
+
+@pytest.mark.parametrize("spec", ["openai-es:dtype=float32,popsize=16", "ga:dtype=float32,popsize=16"])
+def test_float32_runs_give_the_same_bits_on_another_executor(spec):
+    serial = bb.optimize(spec, "sphere:dim=50", "serial", generations=4, seed=1)
+    pooled = bb.optimize(spec, "sphere:dim=50", "futures:workers=2", generations=4, seed=1)
+    assert serial.best_params.dtype == np.float32
+    assert np.array_equal(serial.center, pooled.center) and np.array_equal(serial.best_params, pooled.best_params)
