@@ -14,19 +14,31 @@ only small objects, and the pages, once touched, stay mapped, as the heap's woul
 Fixing glibc's threshold instead (``mallopt``) would send every large temporary a problem makes to
 fresh mappings: torch's batched MNIST forward ran 1.45x slower that way; fresh mappings for our own
 arrays alone cost 1.38x on a 100,000-dimension quadratic (page faults every batch).
+
+A population's whole dense matrix (``population.params``: 2 GB of float64 at a million dimensions
+and 256 rows) is above that range. Made afresh every generation, its pages were faulted in and
+zeroed by the kernel each time (32 s of system time in a 150 s user loop). :func:`large` keeps such
+buffers too, once their arrays and all views are gone, up to :func:`dense_limit` bytes of buffers
+per thread, and hands them to the next array that fits. A buffer is reused only when nothing
+refers to its array any more, so an array a user keeps (last generation's ``params``) is never
+overwritten: a loop that holds one generation's matrix while the next is built uses two buffers in
+turn, the peak it had before, and no new mapping after the second generation.
 """
 
 from __future__ import annotations
 
 import math
 import mmap
+import os
 import threading
 import weakref
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MAPPED_MIN_BYTES", "KEEP_MAX_BYTES", "KEEP_FREE", "empty"]
+from ..errors import ConfigError
+
+__all__ = ["MAPPED_MIN_BYTES", "KEEP_MAX_BYTES", "KEEP_FREE", "empty", "large", "dense_limit", "set_dense_limit"]
 
 #: Arrays of at least this many bytes get a mapping; smaller ones come from malloc.
 MAPPED_MIN_BYTES = 1 << 20
@@ -91,4 +103,85 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         pool.remove(extra)
     flat = np.frombuffer(mapping.buffer, dtype=dtype, count=count)
     mapping.user = weakref.ref(flat)  # every view of the result keeps ``flat`` alive
+    return flat.reshape(shape)
+
+
+# -- whole dense populations ------------------------------------------------------------------------
+
+
+def _default_dense_limit() -> int:
+    """A quarter of the machine's memory, at most 8 GiB (two float64 matrices of 1e6 x 256 rows)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        physical = 16 << 30
+    return int(min(8 << 30, physical // 4))
+
+
+_dense_limit: int | None = None  # None: the default, and an array above it is no error
+
+
+def dense_limit() -> int:
+    """The most bytes of dense-population buffers, in use or free, a thread keeps for reuse (:func:`large`)."""
+    return _default_dense_limit() if _dense_limit is None else _dense_limit
+
+
+def set_dense_limit(nbytes: int | None) -> None:
+    """Bound the freed dense-population buffers a thread keeps (``None``: back to the default, a
+    quarter of the machine's memory, at most 8 GiB). Under a limit set here, asking for one array
+    larger than it (``population.params``) is a :class:`~blackbox.errors.ConfigError` saying how
+    much is needed; under the default such an array gets a mapping of its own, given back with it."""
+    global _dense_limit
+    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)) or nbytes < 0):
+        raise ConfigError(f"dense buffer limit must be a number of bytes >= 0 or None (the default), got {nbytes!r}")
+    _dense_limit = None if nbytes is None else int(nbytes)
+    _large_pools.__dict__.pop("pool", None)  # free buffers kept under the old limit go back
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+
+
+_large_pools = threading.local()
+
+
+def large(shape: tuple[int, ...], dtype: Any, what: str = "this array") -> np.ndarray:
+    """An uninitialised writable array like :func:`empty`; one above :data:`KEEP_MAX_BYTES` (a
+    population's whole dense matrix) reuses a freed buffer of this thread that fits, and its own
+    buffer is kept for reuse once it and its views are gone: the buffers a thread holds, in use or
+    free, stay within :func:`dense_limit` bytes, the largest free ones kept first. ``what`` names the array in the message of a limit too small for it."""
+    dtype = np.dtype(dtype)
+    count = math.prod(shape)
+    nbytes = count * dtype.itemsize
+    if nbytes <= KEEP_MAX_BYTES:
+        return empty(shape, dtype)
+    limit = dense_limit()
+    if nbytes > limit:
+        if _dense_limit is not None:
+            raise ConfigError(
+                f"{what} needs {nbytes} bytes ({_size(nbytes)}) but the dense buffer limit is {limit} bytes "
+                f"({_size(limit)}); raise it with blackbox.core.mapped.set_dense_limit({nbytes}) or more, "
+                f"or take the rows a block at a time with population.blocks(rows=...)"
+            )
+        return np.frombuffer(_Mapping(nbytes, huge_pages=True).buffer, dtype=dtype, count=count).reshape(shape)
+    pool: list[_Mapping] = _large_pools.__dict__.setdefault("pool", [])
+    free = [m for m in pool if m.free()]
+    fits = [m for m in free if len(m.buffer) >= nbytes]
+    if fits:
+        mapping = min(fits, key=lambda m: len(m.buffer))
+    else:
+        # Exactly the size asked for (a generation's matrix is the same size as the last one's);
+        # huge pages: the first touch of each 2 MB faults once, and the buffer is then reused.
+        mapping = _Mapping(nbytes, huge_pages=True)
+        pool.append(mapping)
+    # Buffers in use count against the limit first; then the largest free ones that still fit are
+    # kept, and the others go back to the system.
+    kept = len(mapping.buffer) + sum(len(m.buffer) for m in pool if m is not mapping and m not in free)
+    for spare in sorted((m for m in free if m is not mapping), key=lambda m: len(m.buffer), reverse=True):
+        if kept + len(spare.buffer) <= limit:
+            kept += len(spare.buffer)
+        else:
+            pool.remove(spare)
+    flat = np.frombuffer(mapping.buffer, dtype=dtype, count=count)
+    mapping.user = weakref.ref(flat)
     return flat.reshape(shape)

@@ -42,7 +42,8 @@ class Shared:
     ``(size, seed)`` (workers regenerate or map the table, it never travels); a dense one shares
     nothing but the state. ``center_row`` is the index of the unperturbed center row, if any.
     ``state`` is the problem's state as plain data (a dict of arrays and scalars), which each
-    worker installs once per generation.
+    worker installs once per generation. ``dtype`` is the rows' (``"float32"`` where the strategy
+    was asked for it).
     """
 
     dim: int
@@ -52,6 +53,7 @@ class Shared:
     table: tuple[int, int] | None = None
     center_row: int | None = None
     state: dict[str, Any] | None = None
+    dtype: str = "float64"
 
     @property
     def nbytes(self) -> int:

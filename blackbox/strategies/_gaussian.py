@@ -11,14 +11,16 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_float, check_int
+from ..core import mapped
 from ..core.noise import NoiseTable
+from ..core.population import Population
 from ..core.strategy import Strategy
 from ..errors import ConfigError
 from .shaping import get_shaping
 
 __all__ = [
     "NoiseTableStrategy", "sample_rows", "check_mirrored_popsize", "root_mean_square", "default_nes_popsize",
-    "normalized_utilities", "SigmaSchedule",
+    "normalized_utilities", "SigmaSchedule", "check_dtype",
 ]
 
 
@@ -35,9 +37,76 @@ class NoiseTableStrategy(Strategy):
     asks_ahead = True
 
     def __init__(self, dim: int | None = None, params: Any = None, *, x0: Any = None, seed: int | None = None,
-                 noise_size: int | None = None, noise_seed: int = 0, **overrides: Any):
+                 noise_size: int | None = None, noise_seed: int = 0, dtype: Any = "float64", **overrides: Any):
+        #: The rows' precision: ``float64`` (the default, bit for bit as ever) or ``float32`` (rows
+        #: built in float32 straight from the float32 noise, half the memory; the center kept in float32).
+        self.dtype = check_dtype(dtype)
         super().__init__(dim, params, x0=x0, seed=seed, **overrides)
         self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
+        self._round_center()
+
+    def _round_center(self) -> None:
+        """A float32 strategy keeps its center in float32: every update is rounded once, here."""
+        if self.dtype == np.float32:
+            self._center = self._center.astype(np.float32).astype(np.float64)
+
+    #: A float32 strategy's one buffer for its populations' ``params``, and the population whose
+    #: rows it holds (never pickled: see ``__getstate__``).
+    _rows_buffer: np.ndarray | None = None
+    _rows_owner: Population | None = None
+
+    def _typed(self, population: Population) -> Population:
+        if self.dtype == np.float32 and population.table is not None:
+            population.dtype = self.dtype  # set before anything is built from it
+            population.into = self._rows_into
+        return population
+
+    def _rows_into(self, population: Population) -> np.ndarray:
+        """The buffer a float32 population's ``params`` is built in: one per strategy, reused every
+        generation, so a float32 loop holds one matrix, as EvoTorch's does. The population whose
+        rows it held forgets them (asked again, it builds them anew); an array taken from it earlier
+        now holds the new rows: copy a generation's ``params`` to keep it past the next one's."""
+        shape = (len(population), self.dim)
+        owner, buffer = self._rows_owner, self._rows_buffer
+        if owner is not None and owner is not population:
+            owner.release()
+        if buffer is None or buffer.shape != shape:
+            self._rows_buffer = None  # the old buffer goes first
+            buffer = self._rows_buffer = mapped.large(shape, np.float32, "population.params (float32)")
+        self._rows_owner = population
+        return buffer
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_rows_buffer", None)
+        state.pop("_rows_owner", None)
+        return state
+
+    def ask(self) -> Population:
+        return self._typed(super().ask())
+
+    def ask_ahead(self) -> Population:
+        return self._typed(super().ask_ahead())
+
+    def tell(self, fitness: Any) -> None:
+        super().tell(fitness)
+        self._round_center()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self._round_center()
+
+
+def check_dtype(value: Any) -> np.dtype:
+    """``float32`` or ``float64`` (a name or a numpy dtype); anything else is one ConfigError line."""
+    try:
+        kind = np.dtype(value) if isinstance(value, (str, type, np.dtype)) else None
+    except TypeError:
+        kind = None
+    if kind is None or kind.name not in ("float32", "float64"):
+        raise ConfigError(f"dtype must be 'float32' or 'float64' (the precision of the rows and the center), "
+                          f"got {value!r}")
+    return kind
 
 
 def default_nes_popsize(dim: int) -> int:

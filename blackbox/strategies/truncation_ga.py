@@ -84,6 +84,10 @@ class TruncationGA(NoiseTableStrategy):
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
         # Best first; ties keep population order, so an elite wins a tie with its offspring.
         order = np.argsort(-average_ranks(fitness), kind="stable")
+        # The parents are the next population's bases, which every worker needs as vectors, so they
+        # are built once here: row by row on a buffer kept from an earlier generation (no fresh
+        # mapping), each noise slice read once. Kept as offsets instead, every child would rebuild its
+        # parent (and a lineage would grow one noise term a generation); the bits would not change.
         self.parents = population.rows(order[: self.num_parents])
         self._center = self.parents[0].copy()
         self.sigma = self.sigma_schedule(self.sigma)

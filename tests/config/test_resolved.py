@@ -32,6 +32,7 @@ optimizer = "sgd"
 shaping = "zscore"
 mirrored = false
 noise_seed = 0
+dtype = "float64"
 
 [problem]
 name = "sphere"

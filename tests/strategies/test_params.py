@@ -30,7 +30,7 @@ def test_params_defaults_are_declared_once_and_read_by_every_path():
     signature = inspect.signature(NES)
     assert signature.parameters["popsize"].default == 50 and signature.parameters["optimizer"].default == "sgd"
     assert list(signature.parameters)[:4] == ["dim", "params", "popsize", "sigma"]
-    assert list(signature.parameters)[-4:] == ["x0", "seed", "noise_size", "noise_seed"]
+    assert list(signature.parameters)[-5:] == ["x0", "seed", "noise_size", "noise_seed", "dtype"]
     from blackbox.registry import resolved_config
 
     resolved = resolved_config(NES, (), {"sigma": 0.2})
