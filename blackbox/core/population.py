@@ -524,6 +524,9 @@ class Population:
         if self._dense is not None or self.table is None:
             out[...] = self.params[index]
             return out
+        if self.dtype == np.float32:  # a float32 population's row, built as rows() builds it, widened exactly
+            out[...] = self._rows32(np.array([index], dtype=np.int64), "population.row_into")[0]
+            return out
         table, bases, parents, offsets, signs = self._compact("row_into")
         parent, sign, offset = int(parents[index]), int(signs[index]), int(offsets[index])
         base = bases[parent]

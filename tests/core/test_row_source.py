@@ -64,3 +64,15 @@ def test_evaluate_rows_hands_a_source_only_to_problems_that_declare_it():
     b = evaluate_rows(dense, population, seeds, batch_size=4)
     assert lazy.got == [RowSource, RowSource] and dense.got == [np.ndarray, np.ndarray]
     np.testing.assert_array_equal(a.fitness, b.fitness)
+
+
+def test_row_into_of_a_float32_population_is_its_float32_row():
+    """A float32 strategy's rows are built in float32: ``row_into`` gives those bits, widened
+    exactly, so a policy slot filled from it equals ``rows()`` (not a float64 row rounded once)."""
+    import blackbox as bb
+
+    es = bb.make_strategy("openai-es", dim=50, seed=0, dtype="float32")
+    population = es.ask()
+    out = np.empty(50)
+    for index in range(len(population)):
+        assert np.array_equal(population.row_into(index, out).astype(np.float32), population.rows([index])[0])
