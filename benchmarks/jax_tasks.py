@@ -107,7 +107,6 @@ def run_blackbox(task: Task, strategy: str, seed: int, spec: str, label: str, ma
 
 
 def run_evosax(task: Task, kind: str, seed: int) -> Outcome:
-    import blackbox as bb
     import jax
     import jax.numpy as jnp
     import optax
@@ -115,6 +114,8 @@ def run_evosax(task: Task, kind: str, seed: int) -> Outcome:
     from evosax.problems.networks import MLP
     from evosax.problems.rl.gymnax import GymnaxProblem as EvosaxGymnax
     from jax.flatten_util import ravel_pytree
+
+    import blackbox as bb
 
     discrete = task.env == "CartPole-v1"
     out = 2 if discrete else 1
@@ -206,7 +207,9 @@ def table(outcomes: list[Outcome]) -> list[str]:
     for task, contender in keys:
         runs = [o for o in outcomes if (o.task, o.contender) == (task, contender)]
         solved = [o for o in runs if o.generations is not None]
-        med = (lambda f: f"{np.median([f(o) for o in solved]):.3g}") if solved else (lambda f: "-")
+        def med(f, solved=solved):
+            return f"{np.median([f(o) for o in solved]):.3g}" if solved else "-"
+
         lines.append(f"| {task} | {contender} | {len(solved)}/{len(runs)} | {med(lambda o: o.generations)} | "
                      f"{med(lambda o: o.wall)} | {med(lambda o: o.cpu)} | "
                      f"{np.median([o.compile_wall for o in runs]):.2f} | {med(lambda o: o.steps)} |")
