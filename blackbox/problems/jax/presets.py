@@ -9,8 +9,8 @@ load (2026-11-26): CartPole-v1 confirmed its goal after 21 generations (8 s), Pe
 - Pendulum-v1: OpenAI-ES, popsize 256, sigma 0.1, lr 0.05, MLP 16 tanh, 3 episodes per row shared by
   every row of a generation (its return depends on the start state more than on the policy); goal -200.
 - Acrobot-v1: OpenAI-ES, popsize 64, sigma 0.1, lr 0.03 (the gym preset's); goal -100.
-- Breakout-MinAtar: OpenAI-ES, popsize 256, sigma 0.05, lr 0.03, MLP 32 tanh; goal 10 (a random MLP scores 0 to 1
-  random policy scores about 0.5), a 30-minute budget.
+- Breakout-MinAtar: OpenAI-ES, popsize 256, sigma 0.05, lr 0.03, MLP 32 tanh; goal 10 (a random MLP
+  scores 0 to 1 here), a 30-minute budget.
 """
 
 from __future__ import annotations
