@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
-from .problem import EvalResult, Problem, check_eval_result
+from .problem import EvalResult, EvaluatesPopulations, Problem, check_eval_result
 from .row_source import RowSource
 
 __all__ = ["Executor", "Submitted", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
@@ -75,8 +75,14 @@ def evaluate_rows(
     ``guard`` wraps each call of ``problem.evaluate`` (the serial executor's deadline): when it
     raises :class:`RowTimeout` for a batch of several rows, they are evaluated again one per call to
     find the rows that hang; a single row that times out is an EvaluationError naming it.
+
+    A problem that :class:`~.problem.EvaluatesPopulations` gets all the rows in one call, as the
+    population (compact where it is); when that call fails, the rows are evaluated one by one
+    through ``evaluate`` to name the failing row, as for any problem.
     """
     m = len(population)
+    if m and isinstance(problem, EvaluatesPopulations):
+        return _evaluate_population(problem, population, seeds, index, guard)
     batch = batch_size or default_batch_size(population.dim)
     parts = []
     for start in range(0, m, batch):
@@ -99,6 +105,26 @@ def evaluate_rows(
             raise _failed(start + at, index, seed, cause) from (None if isinstance(cause, RowTimeout) else cause)
         parts.append(_checked(result, rows, index))
     return EvalResult.concatenate(parts)
+
+
+def _evaluate_population(problem: Any, population: Population, seeds: np.ndarray, index: np.ndarray | None,
+                         guard: Callable[[], AbstractContextManager[Any]]) -> EvalResult:
+    """All rows in one ``evaluate_population`` call; a failure is located row by row as in :func:`evaluate_rows`."""
+    rows = np.arange(len(population))
+    try:
+        with guard():
+            result = problem.evaluate_population(population, seeds)
+    except (KeyboardInterrupt, BlackboxError):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported, exits too
+        params = population.rows(rows)
+        if isinstance(exc, RowTimeout):
+            if len(rows) == 1:
+                raise _failed(0, index, int(seeds[0]), exc) from None
+            return EvalResult.concatenate(_evaluate_singles(problem, params, seeds, 0, index, guard))
+        at, seed, cause = _locate_failure(problem, params, seeds, exc, guard)
+        raise _failed(at, index, seed, cause) from (None if isinstance(cause, RowTimeout) else cause)
+    return _checked(result, rows, index)
 
 
 def _row_number(at: int, index: np.ndarray | None) -> int:

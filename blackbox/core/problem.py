@@ -12,22 +12,28 @@ fresh episodes; goal confirmation and ``blackbox play`` use it), :class:`Playabl
 rendered episode), :class:`TrainsOnShiftedRewards` (``training_goal``: where the training fitness
 is not the score), and, on a problem's class or factory, :class:`Recommends` (``recommended``: the
 preset ``blackbox run`` applies) and :class:`ChoosesStrategy` (``recommended_strategy``: the
-strategy a run takes when the user names none).
+strategy a run takes when the user names none). :class:`EvaluatesPopulations`
+(``evaluate_population``) marks a problem that takes a worker's rows as the population itself
+(compact: noise offsets), to expand them where it computes (an accelerator) instead of receiving
+dense float64 rows.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._validate import real_array, step_counts
 from ..errors import EvaluationError
 
+if TYPE_CHECKING:
+    from .population import Population
+
 __all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
-           "TrainsOnShiftedRewards"]
+           "TrainsOnShiftedRewards", "EvaluatesPopulations"]
 
 
 @dataclass
@@ -203,4 +209,15 @@ class TrainsOnShiftedRewards(Protocol):
 
     def training_goal(self, goal: float) -> float:
         """The training fitness at which the score may have reached ``goal``."""
+        ...
+
+
+@runtime_checkable
+class EvaluatesPopulations(Protocol):
+    """A problem that scores a population as it comes, compact or dense (the executors' row routine
+    hands it the rows a worker got, all at once): it can expand noise offsets on its own device.
+    Its result must be what ``evaluate`` gives for the same rows, up to the rounding of its dtype."""
+
+    def evaluate_population(self, population: Population, seeds: np.ndarray) -> EvalResult:
+        """Scores of every row of ``population`` under ``seeds`` (one per row), in row order."""
         ...

@@ -35,11 +35,13 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "tensorboard": ("tensorboardX",),
     "dask": ("distributed",),
+    "jax": ("jax", "gymnax"),
 }
 #: registered problem -> the extra it needs and the modules it imports from it (test functions: none).
 PROBLEM_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gym": ("gym", ("gymnasium",)),
     "mnist": ("mnist", ("torch", "sklearn")),
+    "gymnax": ("jax", ("jax", "gymnax")),
 }
 
 

@@ -60,6 +60,9 @@ PROBLEMS = [
             "episode_cap_threshold=0.25,episode_cap_ratio=1.5"),
     Subject("gym:CartPole-v1,hidden=[4],frame_skip=3,frame_stack=2"),
     Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
+    Subject("gymnax:CartPole-v1,hidden=[4]"),
+    Subject("gymnax:Pendulum-v1,policy=linear,obs_norm=true,episodes=2,max_episode_steps=50"),
+    Subject("gymnax:Breakout-MinAtar,hidden=[4],max_episode_steps=40"),
 ]
 #: Problems whose policies run in torch.
 TORCH_PROBLEMS = [

@@ -1,0 +1,263 @@
+"""JAX-native tasks (issue 27): time to solve gymnax CartPole-v1 and Pendulum-v1, side by side in one run.
+
+    nice -n 19 python benchmarks/jax_tasks.py [--seeds 3] [--markdown OUT.md] [--only cartpole pendulum]
+
+Contenders, on the same gymnax environment, the same MLP (16 tanh units, the same start vector), the
+same population, sigma and learning rate, one process:
+
+- blackbox: ``es.ask()`` -> ``evaluate_rows(problem, population, seeds)`` (the executors' routine:
+  the compact population expanded on the device, one compiled call) -> ``es.tell``;
+- evosax 0.3 (Open_ES with Adam, SNES) on evosax's own ``GymnaxProblem`` (a flax MLP, a fixed-length
+  ``lax.scan`` per episode), its ``ask``, ``eval`` and ``tell`` jitted as its examples do;
+- blackbox on the project's own gymnasium path (``gym:ENV``: the numpy CartPole replica, Gymnasium's
+  Pendulum), same strategy and settings.
+
+"Solved" is the first generation whose population's mean return reaches the goal (475 on CartPole-v1, -200 on
+Pendulum-v1 with 3 start states shared by the whole population). Compile time (the first
+generation's ask, evaluation and tell, traced and compiled) is reported apart and left out of the
+time to solve. A second table is blackbox's per-generation overhead around the compiled rollout at
+popsize 1,024: ask, the host side of the expansion (a few small arrays to the device), the read-back
+and tell, against the compiled call alone (timed again on the same inputs). Times are wall clock and
+process CPU (JAX's CPU backend uses threads, so CPU time can exceed wall time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import machine, version  # noqa: E402
+
+HIDDEN = 16
+
+
+@dataclass(frozen=True)
+class Task:
+    env: str
+    goal: float
+    popsize: int
+    sigma: float
+    lr: float
+    episodes: int
+    shared: bool
+    generations: int
+
+
+TASKS = {
+    "cartpole": Task("CartPole-v1", 475.0, 256, 0.1, 0.1, 1, False, 100),
+    "pendulum": Task("Pendulum-v1", -200.0, 256, 0.1, 0.05, 3, True, 300),
+}
+
+
+@dataclass
+class Outcome:
+    contender: str
+    task: str
+    seed: int
+    generations: int | None  # None: not solved within the budget
+    wall: float
+    cpu: float
+    compile_wall: float
+    steps: int
+
+
+def start_vector(dim_problem, seed: int) -> np.ndarray:
+    return dim_problem.initial_params(np.random.default_rng(1000 + seed))
+
+
+def seeds_for(task: Task, generation: int, popsize: int, run_seed: int) -> np.ndarray:
+    base = (run_seed * 1_000_003 + generation) * popsize
+    return np.full(popsize, base) if task.shared else np.arange(base, base + popsize)
+
+
+def run_blackbox(task: Task, strategy: str, seed: int, spec: str, label: str, max_wall: float = 1e9) -> Outcome:
+    import blackbox as bb
+    from blackbox.core.executor import evaluate_rows
+
+    problem = bb.make_problem(spec)
+    x0 = start_vector(problem, seed)  # the gymnax and evosax contenders start from the same vector
+    options = {"popsize": task.popsize, "sigma": task.sigma}
+    if strategy == "openai-es":
+        options.update(lr=task.lr, weight_decay=0.0)
+    es = bb.make_strategy(strategy, dim=problem.dim, x0=x0, seed=seed, **options)
+    compile_wall, steps = 0.0, 0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for generation in range(task.generations):
+        t = time.perf_counter()
+        population = es.ask()
+        result = evaluate_rows(problem, population, seeds_for(task, generation, len(population), seed))
+        es.tell(result.fitness)
+        steps += int(result.steps.sum())
+        if generation == 0:
+            compile_wall = time.perf_counter() - t
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+        if np.mean(result.fitness) >= task.goal or time.perf_counter() - wall0 > max_wall:
+            if not np.mean(result.fitness) >= task.goal:
+                break
+            return Outcome(label, task.env, seed, generation + 1, time.perf_counter() - wall0,
+                           time.process_time() - cpu0, compile_wall, steps)
+    return Outcome(label, task.env, seed, None, time.perf_counter() - wall0, time.process_time() - cpu0,
+                   compile_wall, steps)
+
+
+def run_evosax(task: Task, kind: str, seed: int) -> Outcome:
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from evosax import algorithms
+    from evosax.problems.networks import MLP
+    from evosax.problems.rl.gymnax import GymnaxProblem as EvosaxGymnax
+    from jax.flatten_util import ravel_pytree
+
+    import blackbox as bb
+
+    discrete = task.env == "CartPole-v1"
+    out = 2 if discrete else 1
+
+    def output(x, key=None):
+        return jnp.argmax(x) if discrete else 2.0 * jnp.tanh(x)  # blackbox's actions: argmax, tanh into [-2, 2]
+
+    policy = MLP(layer_sizes=(HIDDEN, out), activation=jnp.tanh, output_fn=output)
+    problem = EvosaxGymnax(task.env, policy, num_rollouts=task.episodes, use_normalize_obs=False)
+    ours = bb.make_problem(f"gymnax:{task.env},hidden=[{HIDDEN}]")
+    row = start_vector(ours, seed).astype(np.float32)
+    # blackbox's row layout (kernel then bias per layer) as flax's parameter tree
+    n_in = int(np.prod(problem.observation_shape))
+    w0, row = row[: n_in * HIDDEN].reshape(n_in, HIDDEN), row[n_in * HIDDEN:]
+    b0, row = row[:HIDDEN], row[HIDDEN:]
+    w1, b1 = row[: HIDDEN * out].reshape(HIDDEN, out), row[HIDDEN * out:]
+    solution = {"params": {"Dense_0": {"kernel": jnp.asarray(w0), "bias": jnp.asarray(b0)},
+                           "Dense_1": {"kernel": jnp.asarray(w1), "bias": jnp.asarray(b1)}}}
+    assert ravel_pytree(solution)[0].shape == (ours.dim,)
+    if kind == "Open_ES":
+        algo = algorithms.Open_ES(population_size=task.popsize, solution=solution, optimizer=optax.adam(task.lr),
+                                  std_schedule=optax.constant_schedule(task.sigma))
+        params = algo.default_params
+    else:
+        algo = algorithms.SNES(population_size=task.popsize, solution=solution)
+        params = algo.default_params.replace(std_init=task.sigma)
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    key = jax.random.key(seed)
+    key, init_key, problem_key = jax.random.split(key, 3)
+    state = algo.init(init_key, solution, params)
+    problem_state = problem.init(problem_key)
+    compile_wall, steps = 0.0, 0
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for generation in range(task.generations):
+        t = time.perf_counter()
+        key, k_ask, k_eval, k_tell = jax.random.split(key, 4)
+        population, state = ask(k_ask, state, params)
+        fitness, problem_state, _ = problem.eval(k_eval, population, problem_state)
+        state, _ = tell(k_tell, population, -fitness, state, params)  # evosax minimizes
+        mean = float(jnp.mean(fitness))
+        steps += task.popsize * task.episodes * problem.episode_length  # fixed-length scans
+        if generation == 0:
+            compile_wall = time.perf_counter() - t
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+        if mean >= task.goal:
+            return Outcome(f"evosax {kind}", task.env, seed, generation + 1, time.perf_counter() - wall0,
+                           time.process_time() - cpu0, compile_wall, steps)
+    return Outcome(f"evosax {kind}", task.env, seed, None, time.perf_counter() - wall0, time.process_time() - cpu0,
+                   compile_wall, steps)
+
+
+def overhead(popsize: int = 1024, generations: int = 20) -> dict[str, float]:
+    """Per-generation time of blackbox's loop, and of the compiled call alone on the same inputs."""
+    import jax
+
+    import blackbox as bb
+    from blackbox.core.executor import evaluate_rows
+    from blackbox.problems.jax.device_noise import DeviceNoise, compact_arrays
+
+    problem = bb.make_problem(f"gymnax:CartPole-v1,hidden=[{HIDDEN}]")
+    es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.1, lr=0.1, weight_decay=0.0,
+                          x0=problem.initial_params(np.random.default_rng(0)), seed=0)
+    loop_wall = call_wall = loop_cpu = call_cpu = 0.0
+    for generation in range(generations + 1):
+        w, c = time.perf_counter(), time.process_time()
+        population = es.ask()
+        seeds = np.arange(popsize) + generation * popsize
+        result = evaluate_rows(problem, population, seeds)
+        es.tell(result.fitness)
+        w, c = time.perf_counter() - w, time.process_time() - c
+        runtime = problem._compiled(problem.episodes)
+        table = DeviceNoise.table(population, problem.device)
+        arrays = jax.device_put(compact_arrays(population), problem.device)
+        inputs = problem._inputs(seeds, problem.episodes)
+        jax.block_until_ready((arrays, inputs))
+        w2, c2 = time.perf_counter(), time.process_time()
+        jax.block_until_ready(runtime["compact"](table, arrays, *inputs))
+        w2, c2 = time.perf_counter() - w2, time.process_time() - c2
+        if generation:  # the first generation compiles
+            loop_wall, loop_cpu, call_wall, call_cpu = loop_wall + w, loop_cpu + c, call_wall + w2, call_cpu + c2
+    return {"generation_wall": loop_wall / generations, "call_wall": call_wall / generations,
+            "generation_cpu": loop_cpu / generations, "call_cpu": call_cpu / generations}
+
+
+def table(outcomes: list[Outcome]) -> list[str]:
+    lines = ["| task | contender | solved | generations (median) | time to solve, wall s (median) | CPU s (median) "
+             "| compile s | env steps (median) |", "|---|---|---|---|---|---|---|---|"]
+    keys = list(dict.fromkeys((o.task, o.contender) for o in outcomes))
+    for task, contender in keys:
+        runs = [o for o in outcomes if (o.task, o.contender) == (task, contender)]
+        solved = [o for o in runs if o.generations is not None]
+        def med(f, solved=solved):
+            return f"{np.median([f(o) for o in solved]):.3g}" if solved else "-"
+
+        lines.append(f"| {task} | {contender} | {len(solved)}/{len(runs)} | {med(lambda o: o.generations)} | "
+                     f"{med(lambda o: o.wall)} | {med(lambda o: o.cpu)} | "
+                     f"{np.median([o.compile_wall for o in runs]):.2f} | {med(lambda o: o.steps)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--gym", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time the project's gymnasium path")
+    parser.add_argument("--gym-max-seconds", type=float, default=120.0,
+                        help="stop a gymnasium run unsolved after this long")
+    parser.add_argument("--overhead-generations", type=int, default=20)
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args(argv)
+    outcomes: list[Outcome] = []
+    for name in args.only:
+        task = TASKS[name]
+        gymnax_spec = f"gymnax:{task.env},hidden=[{HIDDEN}],episodes={task.episodes}"
+        gym_spec = (f"gym:{task.env},hidden=[{HIDDEN}],activation=tanh,episodes={task.episodes}"
+                    + (",shared_seed=true" if task.shared else ""))
+        for seed in range(args.seeds):
+            for strategy, peer in (("openai-es", "Open_ES"), ("snes", "SNES")):
+                outcomes.append(run_blackbox(task, strategy, seed, gymnax_spec, f"blackbox {strategy} (gymnax)"))
+                outcomes.append(run_evosax(task, peer, seed))
+                if args.gym:
+                    outcomes.append(run_blackbox(task, strategy, seed, gym_spec, f"blackbox {strategy} (gymnasium)",
+                                                 args.gym_max_seconds))
+                print(*[f"{o.contender} {o.task} seed {o.seed}: {o.generations} gens, {o.wall:.2f} s"
+                        for o in outcomes[-(3 if args.gym else 2):]], sep="\n", flush=True)
+    lines = [f"Machine: {machine()}; jax {version('jax')}, gymnax {version('gymnax')}, evosax {version('evosax')}, "
+             f"numpy {version('numpy')}.", "", *table(outcomes), ""]
+    ov = overhead(generations=args.overhead_generations)
+    share_wall = 1 - ov["call_wall"] / ov["generation_wall"]
+    share_cpu = 1 - ov["call_cpu"] / ov["generation_cpu"]
+    lines += ["| popsize 1,024, CartPole-v1, MLP 16 | generation (ask, expand, rollout, tell) | compiled rollout alone "
+              "| blackbox's share |", "|---|---|---|---|",
+              f"| wall, ms | {ov['generation_wall'] * 1e3:.2f} | {ov['call_wall'] * 1e3:.2f} | {share_wall:.1%} |",
+              f"| CPU, ms | {ov['generation_cpu'] * 1e3:.2f} | {ov['call_cpu'] * 1e3:.2f} | {share_cpu:.1%} |"]
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as handle:
+            handle.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""Policies as pure JAX functions of one flat parameter row: ``apply(row, obs) -> outputs``.
+
+A row holds each layer's weights ``(inputs, outputs)`` row-major, then its biases, layer after
+layer. ``linear`` is one layer; ``mlp`` has ``hidden`` layers with ``tanh`` or ``relu`` between.
+Outputs map to actions by :class:`Actions`: a discrete space takes the argmax of ``n`` outputs, a
+box ``tanh`` squashed into ``[low, high]``. Any object with ``dim``, ``apply``, ``initial_params``
+and ``describe`` is a policy too; its output shape is checked against the action space once, when
+the problem is built (:func:`check_output_shape`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._validate import check_int
+from ...errors import ConfigError
+
+__all__ = ["MLPPolicy", "Actions", "make_policy", "check_output_shape", "ACTIVATIONS"]
+
+ACTIVATIONS = ("tanh", "relu")
+
+
+@dataclass(frozen=True)
+class MLPPolicy:
+    """Dense layers of ``sizes`` (inputs, hidden..., outputs) with ``activation`` between them."""
+
+    sizes: tuple[int, ...]
+    activation: str = "tanh"
+
+    @property
+    def dim(self) -> int:
+        return sum(a * b + b for a, b in zip(self.sizes[:-1], self.sizes[1:]))
+
+    def apply(self, row: Any, obs: Any) -> Any:
+        """The outputs for one flat observation ``obs`` under parameters ``row`` (JAX arrays)."""
+        import jax.numpy as jnp
+
+        x, at = obs.reshape(-1), 0
+        layers = list(zip(self.sizes[:-1], self.sizes[1:]))
+        for i, (a, b) in enumerate(layers):
+            weights = row[at : at + a * b].reshape(a, b)
+            bias = row[at + a * b : at + a * b + b]
+            at += a * b + b
+            x = x @ weights + bias
+            if i < len(layers) - 1:
+                x = jnp.tanh(x) if self.activation == "tanh" else jnp.maximum(x, 0.0)
+        return x
+
+    def initial_params(self, rng: np.random.Generator) -> np.ndarray:
+        """Weights drawn from N(0, 1/fan_in), biases zero: outputs of order one from the start."""
+        parts = []
+        for a, b in zip(self.sizes[:-1], self.sizes[1:]):
+            parts += [rng.standard_normal(a * b) / math.sqrt(a), np.zeros(b)]
+        return np.concatenate(parts)
+
+    def describe(self) -> str:
+        if len(self.sizes) == 2:
+            return f"linear {self.sizes[0]}->{self.sizes[1]}"
+        return f"mlp {'-'.join(map(str, self.sizes))} {self.activation}"
+
+
+def make_policy(policy: Any, obs_size: int, out_size: int, hidden: Any = (32,), activation: str = "tanh") -> Any:
+    """``"linear"``, ``"mlp"`` (``hidden`` units, ``activation``) or a policy object, as it is."""
+    if not isinstance(policy, str):
+        for needed in ("dim", "apply", "initial_params"):
+            if not hasattr(policy, needed):
+                raise ConfigError(f"policy must be 'linear', 'mlp' or an object with dim, apply(row, obs) and "
+                                  f"initial_params(rng), got {policy!r} (it has no {needed})")
+        return policy
+    if activation not in ACTIVATIONS:
+        raise ConfigError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+    if policy == "linear":
+        return MLPPolicy((obs_size, out_size), activation)
+    if policy == "mlp":
+        units = [hidden] if isinstance(hidden, int) else list(hidden)
+        if not units:
+            raise ConfigError("hidden must name at least one layer size for policy='mlp' (or use policy='linear')")
+        sizes = tuple(check_int("hidden", h, minimum=1) for h in units)
+        return MLPPolicy((obs_size, *sizes, out_size), activation)
+    raise ConfigError(f"policy must be 'linear', 'mlp' or a policy object, got {policy!r}")
+
+
+class Actions:
+    """How ``out_size`` policy outputs become an action of a gymnax space (discrete or box)."""
+
+    def __init__(self, space: Any, where: str):
+        self.space = space
+        n = getattr(space, "n", None)
+        if n is not None and type(space).__name__ == "Discrete":
+            self.discrete, self.out_size, self.shape = True, int(n), ()
+            self.low = self.high = np.zeros((), dtype=np.float32)  # unused: a discrete action is an index
+        elif type(space).__name__ == "Box":
+            self.discrete, self.shape = False, tuple(space.shape)
+            self.out_size = int(np.prod(self.shape)) if self.shape else 1
+            self.low = np.broadcast_to(np.asarray(space.low, dtype=np.float32), self.shape)
+            self.high = np.broadcast_to(np.asarray(space.high, dtype=np.float32), self.shape)
+        else:
+            raise ConfigError(f"{where} has an action space of type {type(space).__name__}; the gymnax problem "
+                              f"takes Discrete and Box spaces")
+
+    def __call__(self, out: Any) -> Any:
+        import jax.numpy as jnp
+
+        if self.discrete:
+            return jnp.argmax(out).astype(jnp.int32)
+        squashed = (jnp.tanh(out.reshape(self.shape)) + 1.0) * 0.5
+        return self.low + squashed * (self.high - self.low)
+
+    def describe(self) -> str:
+        if self.discrete:
+            return f"argmax of {self.out_size}"
+        return f"tanh into [{self.low.min():g}, {self.high.max():g}]^{self.out_size}"
+
+
+def check_output_shape(policy: Any, obs_shape: tuple[int, ...], actions: Actions, where: str) -> None:
+    """A ConfigError naming both shapes when the policy's output for one observation does not fit
+    the action space (checked with ``jax.eval_shape``: nothing is computed)."""
+    import jax
+    import jax.numpy as jnp
+
+    row = jax.ShapeDtypeStruct((int(policy.dim),), jnp.float32)
+    obs = jax.ShapeDtypeStruct(tuple(obs_shape), jnp.float32)
+    try:
+        out = jax.eval_shape(policy.apply, row, obs)
+    except Exception as exc:  # noqa: BLE001 - a user's policy may fail in any way on a probe
+        raise ConfigError(f"the policy fails on one observation of {where} (shape {tuple(obs_shape)}): "
+                          f"{type(exc).__name__}: {exc}") from None
+    shape = tuple(getattr(out, "shape", ()))
+    if shape != (actions.out_size,):
+        raise ConfigError(f"the policy's output for one observation has shape {shape}, but the action space "
+                          f"{actions.space} of {where} needs shape ({actions.out_size},) "
+                          f"({actions.describe()})")

@@ -1,0 +1,60 @@
+"""Recommended settings per gymnax task: what ``blackbox run --problem gymnax:<id>`` uses unless told otherwise.
+
+Each preset holds a goal and a budget (as the gym problem's, :mod:`blackbox.problems.gym.presets`).
+Checked with ``blackbox run --problem gymnax:<id> --seed 0`` on this project's 2-core machine under
+load (2026-11-26): CartPole-v1 confirmed its goal after 21 generations (8 s), Pendulum-v1 after 168
+(26 s), Acrobot-v1 after 7 (46 s, mostly compiling); Breakout-MinAtar's budget is not measured yet.
+
+- CartPole-v1: OpenAI-ES, popsize 256, sigma 0.1, lr 0.1 (the gym preset's), MLP 16 tanh; goal 475.
+- Pendulum-v1: OpenAI-ES, popsize 256, sigma 0.1, lr 0.05, MLP 16 tanh, 3 episodes per row shared by
+  every row of a generation (its return depends on the start state more than on the policy); goal -200.
+- Acrobot-v1: OpenAI-ES, popsize 64, sigma 0.1, lr 0.03 (the gym preset's); goal -100.
+- Breakout-MinAtar: OpenAI-ES, popsize 256, sigma 0.05, lr 0.03, MLP 32 tanh; goal 10 (a random MLP
+  scores 0 to 1 here), a 30-minute budget.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..gym.presets import Preset
+
+__all__ = ["PRESETS", "recommended", "recommended_strategy"]
+
+PRESETS: dict[str, Preset] = {
+    "CartPole-v1": Preset(
+        strategies={"openai-es": {"popsize": 256, "sigma": 0.1, "lr": 0.1}},
+        run={"generations": 100, "goal": 475.0, "goal_episodes": 20},
+        source="OpenAI-ES as the gym preset of CartPole-v1"),
+    "Pendulum-v1": Preset(
+        strategies={"openai-es": {"popsize": 256, "sigma": 0.1, "lr": 0.05}},
+        problem={"episodes": 3, "shared_seed": True},
+        run={"generations": 300, "goal": -200.0, "goal_episodes": 20, "max_time": 600.0},
+        source="OpenAI-ES, 3 episodes per row"),
+    "Acrobot-v1": Preset(
+        strategies={"openai-es": {"popsize": 64, "sigma": 0.1, "lr": 0.03}},
+        run={"generations": 100, "goal": -100.0, "goal_episodes": 20},
+        source="OpenAI-ES as the gym preset of Acrobot-v1"),
+    "Breakout-MinAtar": Preset(
+        strategies={"openai-es": {"popsize": 256, "sigma": 0.05, "lr": 0.03}},
+        problem={"hidden": [32]},
+        run={"goal": 10.0, "goal_episodes": 20, "max_time": 1800.0},
+        source="OpenAI-ES, MLP 32 tanh"),
+}
+
+
+def recommended_strategy(env: str) -> str | None:
+    """The strategy a run on ``env`` takes when the user names none (None: no preset)."""
+    preset = PRESETS.get(env)
+    return None if preset is None else preset.strategy
+
+
+def recommended(env: str, strategy: str) -> dict[str, dict[str, Any]]:
+    """The preset of ``env`` for ``strategy``: ``{"problem": {...}, "strategy": {...}, "run": {...}}``."""
+    preset = PRESETS.get(env, Preset())
+    return copy.deepcopy({
+        "problem": {**preset.problem, **preset.problem_for.get(strategy, {})},
+        "strategy": preset.strategies.get(strategy, {}),
+        "run": {**preset.run, **preset.run_for.get(strategy, {})},
+    })

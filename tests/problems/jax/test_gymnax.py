@@ -1,0 +1,263 @@
+"""The gymnax problem: one compiled call per generation, rows expanded on the device, seeds, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import blackbox as bb
+from blackbox.core.executor import evaluate_rows
+from blackbox.core.noise import NoiseTable
+from blackbox.core.population import Population
+from blackbox.errors import ConfigError, StateError
+from blackbox.problems.gym.obs_norm import combine_moments
+from tests.helpers.extras import requires
+
+pytestmark = requires("jax")
+
+
+@pytest.fixture(scope="module")
+def cartpole():
+    return bb.make_problem("gymnax:CartPole-v1,policy=linear")
+
+
+def population(problem, popsize=16, seed=0, sigma=0.5):
+    es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=sigma, seed=seed)
+    return es.ask()
+
+
+def manual_cartpole_return(row: np.ndarray, seed: int) -> float:
+    """A linear policy on gymnax CartPole stepped one step at a time with gymnax's own API (the reference)."""
+    import gymnax
+    import jax
+    import jax.numpy as jnp
+
+    env, params = gymnax.make("CartPole-v1")
+    halves = np.array([seed & 0xFFFFFFFF, seed >> 32], dtype=np.uint32)
+    key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(halves[0]), halves[1]), 0)
+    key, reset_key = jax.random.split(key)
+    obs, state = env.reset(reset_key, params)
+    weights, bias = jnp.asarray(row[:8].reshape(4, 2), jnp.float32), jnp.asarray(row[8:], jnp.float32)
+    total = 0.0
+    for _ in range(params.max_steps_in_episode):
+        action = int(jnp.argmax(obs.astype(jnp.float32) @ weights + bias))
+        key, step_key = jax.random.split(key)
+        obs, state, reward, terminated, _ = env.step_env(step_key, state, action, params)
+        total += float(reward)
+        if bool(terminated) or bool(env.is_truncated(state, params)):
+            break
+    return total
+
+
+def test_returns_match_a_step_by_step_rollout_with_gymnax(cartpole):
+    rows = population(cartpole, popsize=6, seed=3).params
+    seeds = np.array([0, 1, 2**40 + 5, 7, 8, 9])
+    result = cartpole.evaluate(rows, seeds)
+    expected = [manual_cartpole_return(row, int(seed)) for row, seed in zip(rows, seeds)]
+    assert result.fitness.tolist() == expected
+    assert result.steps.tolist() == [int(e) for e in expected]  # CartPole pays 1 per step
+
+
+def test_same_seeds_same_returns_and_other_seeds_other_returns():
+    problem = bb.make_problem("gymnax:Pendulum-v1,policy=linear,episodes=2")
+    rows = population(problem, popsize=8).params
+    a = problem.evaluate(rows, np.arange(8))
+    b = problem.evaluate(rows, np.arange(8))
+    c = problem.evaluate(rows, np.arange(8) + 100)
+    assert a.fitness.tobytes() == b.fitness.tobytes()
+    assert not np.any(a.fitness == c.fitness)
+    assert a.steps.tolist() == [400] * 8  # fixed-length episodes: 2 x 200 steps
+
+
+def test_device_expansion_gives_the_host_rows(cartpole):
+    import jax
+
+    from blackbox.problems.jax.device_noise import DeviceNoise, compact_arrays, expand
+
+    pop = population(cartpole, popsize=32, seed=5).with_center(np.linspace(-1, 1, cartpole.dim))
+    arrays = compact_arrays(pop)
+    table = DeviceNoise.table(pop, jax.devices("cpu")[0])
+    rows = np.asarray(jax.jit(expand, static_argnums=6)(
+        table, arrays["bases"], arrays["parents"], arrays["offsets"], arrays["signs"], arrays["sigma"], pop.dim))
+    assert rows.dtype == np.float32
+    # float32 on the device, with the host's float32 arithmetic: the same bits on the CPU backend
+    assert np.array_equal(rows, pop.dense(np.float32))
+    # and the float64 rows rounded: a float32 rounding or two apart
+    np.testing.assert_allclose(rows, pop.params, rtol=2e-7, atol=1e-7)
+    assert np.array_equal(rows[pop.center_row], np.linspace(-1, 1, cartpole.dim).astype(np.float32))
+
+
+def test_a_per_dimension_sigma_expands_as_on_the_host(cartpole):
+    import jax
+
+    from blackbox.problems.jax.device_noise import DeviceNoise, compact_arrays, expand
+
+    table = NoiseTable.get(2**20, 0)
+    sigma = np.linspace(0.01, 1.0, cartpole.dim)
+    pop = Population.compact(table, np.ones(cartpole.dim), np.array([0, 5, 5, 99]), np.array([1, 1, -1, 0]), sigma)
+    arrays = compact_arrays(pop)
+    rows = expand(DeviceNoise.table(pop, jax.devices("cpu")[0]), arrays["bases"], arrays["parents"],
+                  arrays["offsets"], arrays["signs"], arrays["sigma"], pop.dim)
+    assert np.array_equal(np.asarray(rows), pop.dense(np.float32))
+
+
+def test_the_noise_table_is_uploaded_once_per_process(cartpole):
+    from blackbox.problems.jax.device_noise import DeviceNoise
+
+    DeviceNoise.clear()
+    first = population(cartpole, seed=1)
+    cartpole.evaluate_population(first, np.arange(16))
+    copies = dict(DeviceNoise._copies)
+    cartpole.evaluate_population(population(cartpole, seed=2), np.arange(16))
+    assert len(copies) == 1 and DeviceNoise._copies == copies
+    assert next(iter(copies.values())) is next(iter(DeviceNoise._copies.values()))
+
+
+def test_executors_hand_over_the_compact_population(cartpole, monkeypatch):
+    pop = population(cartpole, popsize=20, seed=4)
+    seen = []
+    original = type(cartpole).evaluate_population
+
+    def spy(self, population, seeds):
+        seen.append((population.is_compact, len(population)))
+        return original(self, population, seeds)
+
+    monkeypatch.setattr(type(cartpole), "evaluate_population", spy)
+    monkeypatch.setattr(type(cartpole), "evaluate", lambda *a: pytest.fail("dense rows were sent"))
+    result = evaluate_rows(cartpole, pop, np.arange(20), batch_size=3)
+    assert seen == [(True, 20)]  # all rows in one call, however small the batch size
+    assert len(result) == 20
+
+
+def test_compact_and_dense_paths_agree_on_cartpole(cartpole):
+    pop = population(cartpole, popsize=64, seed=7)
+    seeds = np.arange(64) * 3
+    compact = cartpole.evaluate_population(pop, seeds)
+    assert compact.fitness.tobytes() == cartpole.evaluate(pop.dense(np.float32), seeds).fitness.tobytes()
+    # float64 rows are rounded to float32 first: CartPole's integer returns come out the same here
+    assert compact.fitness.tolist() == cartpole.evaluate(pop.params, seeds).fitness.tolist()
+
+
+def test_loky_workers_give_the_serial_bits():
+    problem = bb.make_problem("gymnax:Pendulum-v1,policy=linear,max_episode_steps=60")
+    serial = bb.optimize("openai-es:popsize=24,sigma=0.1", problem, "serial", max_generations=3, seed=0)
+    with bb.make_executor("loky:workers=2") as executor:
+        loky = bb.optimize("openai-es:popsize=24,sigma=0.1", problem, executor, max_generations=3, seed=0)
+    assert loky.center.tobytes() == serial.center.tobytes()
+    assert [(r.mean, r.best, r.steps) for r in loky.records] == [(r.mean, r.best, r.steps) for r in serial.records]
+
+
+def test_openai_es_solves_cartpole():
+    result = bb.optimize("openai-es:popsize=64,sigma=0.1,lr=0.1", "gymnax:CartPole-v1,policy=linear",
+                         "serial", max_generations=30, seed=0)
+    assert result.best_fitness == 500.0
+
+
+# -- observation normalization -------------------------------------------------------------------
+def test_fold_moments_is_the_row_by_row_fold():
+    from blackbox.problems.jax.gymnax import fold_moments
+
+    rng = np.random.default_rng(0)
+    counts = np.array([5.0, 0.0, 17.0, 3.0])
+    means, m2s = rng.standard_normal((4, 3)), rng.random((4, 3)) * 10
+    start = (7.0, rng.standard_normal(3), rng.random(3))
+    expected = start
+    for n, mu, m2 in zip(counts, means, m2s):
+        expected = combine_moments(expected, (n, mu, m2))
+    got = fold_moments(*start, counts, means, m2s)
+    assert got[0] == expected[0]
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12)
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-12)
+
+
+def test_observation_statistics_are_those_of_the_observations_seen():
+    problem = bb.make_problem("gymnax:Pendulum-v1,policy=linear,obs_norm=true,max_episode_steps=30")
+    rows = population(problem, popsize=4).params
+    result = problem.evaluate(rows, np.arange(4))
+    assert result.info["obs_count"].tolist() == [[30.0]] * 4
+    problem.observe(result)
+    assert problem.count == 120.0
+    # Pendulum observes (cos, sin, angular velocity): |cos|, |sin| <= 1
+    assert np.all(np.abs(problem.mean[:2]) <= 1.0) and np.all(problem.m2 > 0)
+    # the next generation normalizes with them: other returns, and the state travels to a fresh copy
+    after = problem.evaluate(rows, np.arange(4))
+    assert not np.array_equal(after.fitness, result.fitness)
+    copy = bb.make_problem("gymnax:Pendulum-v1,policy=linear,obs_norm=true,max_episode_steps=30")
+    copy.load_state_dict(problem.state_dict())
+    assert copy.evaluate(rows, np.arange(4)).fitness.tobytes() == after.fitness.tobytes()
+
+
+def test_state_of_another_environment_is_refused():
+    problem = bb.make_problem("gymnax:CartPole-v1,obs_norm=true")
+    with pytest.raises(StateError, match="observation statistics are for 3 features, but gymnax 'CartPole-v1' "
+                                         "observations have 4"):
+        problem.load_state_dict({"obs_count": 1.0, "obs_mean": np.zeros(3), "obs_m2": np.zeros(3)})
+
+
+# -- bad input ----------------------------------------------------------------------------------
+def test_unknown_environment_names_close_ones():
+    with pytest.raises(ConfigError) as info:
+        bb.make_problem("gymnax:CartPole-v2")
+    assert str(info.value) == "unknown gymnax environment 'CartPole-v2'; close names: CartPole-v1"
+
+
+def test_a_policy_with_the_wrong_output_shape_names_both_shapes():
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+    from blackbox.problems.jax.policies import MLPPolicy
+
+    with pytest.raises(ConfigError) as info:
+        GymnaxProblem("CartPole-v1", policy=MLPPolicy((4, 3)))
+    assert str(info.value) == ("the policy's output for one observation has shape (3,), but the action space "
+                               "Discrete(2, dtype=int32) of gymnax 'CartPole-v1' needs shape (2,) (argmax of 2)")
+
+
+def test_missing_jax_names_the_extra(monkeypatch):
+    import sys
+
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pytest.raises(ConfigError) as info:
+        GymnaxProblem("CartPole-v1")
+    assert str(info.value) == 'the gymnax problem needs JAX, which is not installed: pip install "blackbox-es[jax]"'
+
+
+def test_nan_returns_are_counted_and_ranked_last():
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+    from blackbox.problems.jax.policies import MLPPolicy
+
+    class Diverges(MLPPolicy):
+        """NaN torque wherever the first parameter is negative (a simulator that blew up)."""
+
+        def apply(self, row, obs):
+            import jax.numpy as jnp
+
+            out = super().apply(row, obs)
+            return jnp.where(row[0] < 0, jnp.nan, out)
+
+    problem = GymnaxProblem("Pendulum-v1", policy=Diverges((3, 1)), max_episode_steps=20)
+    es = bb.make_strategy("openai-es", dim=problem.dim, popsize=8, sigma=1.0, seed=0, x0=np.zeros(problem.dim))
+    pop = es.ask()
+    result = evaluate_rows(problem, pop, np.arange(8))
+    bad = pop.params[:, 0] < 0
+    assert bad.any() and not bad.all()
+    assert np.isnan(result.fitness[bad]).all() and np.isfinite(result.fitness[~bad]).all()
+    assert result.info["nan_returns"].tolist() == bad.astype(int).tolist()
+    problem.observe(result)
+    assert problem.nan_returns == int(bad.sum())
+    es.tell(result.fitness)  # ranked last, no error
+    run = bb.optimize(bb.make_strategy("openai-es", dim=problem.dim, popsize=8, sigma=1.0, seed=0), problem,
+                      "serial", max_generations=2, seed=0)
+    assert run.generations == 2
+
+
+def test_presets_have_a_goal_and_a_budget():
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+
+    for env in ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "Breakout-MinAtar"):
+        preset = GymnaxProblem.recommended(env, strategy="openai-es")
+        assert "goal" in preset["run"] and ({"generations", "max_time", "max_steps"} & preset["run"].keys())
+        assert preset["strategy"]["popsize"] > 0
+        assert GymnaxProblem.recommended_strategy(env) == "openai-es"
+    assert GymnaxProblem.recommended("Pendulum-v1", strategy="openai-es")["problem"] == {"episodes": 3,
+                                                                                         "shared_seed": True}
