@@ -4,10 +4,14 @@ a node whose CPU kernels differ is named in a warning."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -33,6 +37,54 @@ def test_an_address_that_cannot_be_reached_is_named():
         "refused); start one with `ray start --head` on that machine, or pass the address it printed"
     )
     assert not ray.is_initialized()
+
+
+@pytest.fixture(params=["http", "silent"])
+def other_server(request):
+    """A TCP server on 127.0.0.1 that is not Ray: it answers HTTP/1.1, or accepts and says nothing."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    stop, held = threading.Event(), []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if request.param == "http":
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.getsockname()[1]}", request.param
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_an_address_where_another_server_listens_is_refused_in_one_line_within_10_s(other_server, capfd):
+    address, _ = other_server
+    executor = RayExecutor(address=address)
+    started = time.monotonic()
+    with pytest.raises(WorkerError) as info:
+        executor.start(bb.make_problem("sphere", dim=3))
+    took = time.monotonic() - started
+    why = "it did not answer an HTTP/2 (gRPC) handshake"  # an HTTP/1.1 reply, or none within 3 s
+    assert str(info.value) == (
+        f"no Ray cluster answers at address {address!r}: a server listens there, but {why}; pass the address "
+        f"`ray start --head` printed (its GCS port, 6379 unless --port was given)"
+    )
+    assert took < 10.0
+    assert not ray.is_initialized()
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # none of Ray's log lines
 
 
 def test_a_node_with_other_versions_or_arithmetic_is_refused_by_name():
