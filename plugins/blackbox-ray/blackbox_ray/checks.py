@@ -23,9 +23,10 @@ import numpy as np
 
 import blackbox
 from blackbox.core.simd import numpy_simd_targets
-from blackbox.errors import WorkerError
+from blackbox.errors import ConfigError, WorkerError
 
-__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "not_ray", "probe_address", "PROBE_SECONDS", "MixedKernelsWarning"]
+__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "not_ray", "probe_address", "PROBE_SECONDS", "MixedKernelsWarning",
+           "check_heartbeat", "HEARTBEAT_MIN", "HEARTBEAT_MAX"]
 
 
 class MixedKernelsWarning(UserWarning):
@@ -113,6 +114,26 @@ import sys
 from ray._raylet import InnerGcsClient
 InnerGcsClient.standalone(sys.argv[1], None, int(float(sys.argv[2]) * 1000))
 """
+
+
+#: The heartbeat bound's accepted range, in seconds. Below 1 s a loaded node's event loop can miss a
+#: ping without being frozen; above an hour the bound no longer bounds anything useful.
+HEARTBEAT_MIN, HEARTBEAT_MAX = 1.0, 3600.0
+
+
+def check_heartbeat(value: Any) -> float:
+    """The heartbeat bound in seconds, or one ConfigError line naming the accepted range."""
+    try:
+        seconds = float(value)
+        ok = not isinstance(value, bool) and HEARTBEAT_MIN <= seconds <= HEARTBEAT_MAX
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"heartbeat={value!r}: the seconds an aggregator may stay silent before it is declared lost must be "
+            f"from {HEARTBEAT_MIN:g} to {HEARTBEAT_MAX:g} (default 10; see docs/cluster.md, Frozen nodes)"
+        )
+    return seconds
 
 
 def probe_address(address: str, timeout: float = PROBE_SECONDS) -> None:

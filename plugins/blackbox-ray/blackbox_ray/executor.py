@@ -45,7 +45,7 @@ from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
 from blackbox.executors.wire import DispatchStats, pickle_problem
 
-from .checks import check_node, driver_facts, probe_address, unreachable
+from .checks import check_heartbeat, check_node, driver_facts, probe_address, unreachable
 from .node import BUNDLE_CHUNK, NodeAggregator, decode_info
 
 __all__ = ["RayExecutor", "ClusterStats"]
@@ -65,6 +65,9 @@ class ClusterStats(DispatchStats):
     node_reductions: int = 0  # generations whose sums the nodes computed
     driver_reductions: int = 0  # generations the driver summed itself
     info_rows: int = 0  # rows whose per-row info (observation statistics) travelled
+    nodes_fenced: int = 0  # aggregators declared lost by the heartbeat (silent for `heartbeat` s); also in nodes_lost
+    late_replies: int = 0  # replies of fenced aggregators that came after all (dropped, never mixed in)
+    late_rows_dropped: int = 0  # rows those late replies carried
 
 
 class _Submitted(Submitted):
@@ -76,13 +79,13 @@ class _Submitted(Submitted):
         self.fitness, self.steps = np.zeros(n), np.zeros(n, dtype=np.int64)
         self.present = np.zeros(n, dtype=bool)
         self.rounds = 1
-        self.futures = executor._round(ray, number, bundle, np.arange(n), (np.zeros(0, dtype=np.int64), np.zeros(0)),
-                                       capture, 1)
+        self.futures, self.members = executor._round(ray, number, bundle, np.arange(n),
+                                                     (np.zeros(0, dtype=np.int64), np.zeros(0)), capture, 1)
 
     def result(self) -> EvalResult:
         executor, present, info_parts = self.executor, self.present, []
         while True:
-            replies = executor._replies(self.ray, self.futures)
+            replies = executor._replies(self.ray, self.futures, self.members, (self.number, self.rounds))
             complete = True
             for reply in replies:
                 index = reply["index"]
@@ -97,8 +100,9 @@ class _Submitted(Submitted):
             if complete and present.all() and replies:
                 break
             self.rounds += 1
-            self.futures = executor._round(self.ray, self.number, self.bundle, np.flatnonzero(~present),
-                                           (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
+            self.futures, self.members = executor._round(
+                self.ray, self.number, self.bundle, np.flatnonzero(~present),
+                (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
         executor.stats.info_rows += int(sum(len(keep) for _, info in info_parts for keep, _, _, _ in info.values()))
         return EvalResult(self.fitness, self.steps, decode_info(info_parts, self.n))
 
@@ -140,14 +144,17 @@ class RayExecutor(Executor):
     workers) of its node's rows, later takes smaller, the last single rows. ``threads``: torch/BLAS
     threads per worker (default 1). ``max_retries``: re-runs of rows whose worker process died.
     ``batch_size``: rows per ``problem.evaluate`` call. ``node_timeout``: seconds to wait for an
-    aggregator when no node has one (then a WorkerError).
+    aggregator when no node has one (then a WorkerError). ``heartbeat``: seconds an aggregator may
+    leave the executor's ping unanswered while a generation waits on it before it is declared lost
+    (from ``HEARTBEAT_MIN`` to ``HEARTBEAT_MAX``, default 10): its rows are redone on the other nodes
+    and it is fenced (a late reply is dropped and counted in ``stats.late_replies``).
     """
 
     name = "ray"
 
     def __init__(self, address: str | None = None, *, num_cpus: int | None = None, actors: int | None = None,
                  localhost: bool = True, chunks_per_actor: int = 2, threads: int | None = 1, max_retries: int = 3,
-                 batch_size: int | None = None, node_timeout: float = 60.0):
+                 batch_size: int | None = None, node_timeout: float = 60.0, heartbeat: float = 10.0):
         super().__init__()
         if address is not None and num_cpus is not None:
             raise ConfigError(
@@ -163,6 +170,7 @@ class RayExecutor(Executor):
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
         self.node_timeout = check_float("node_timeout", node_timeout, positive=True)
+        self.heartbeat = check_heartbeat(heartbeat)
         self.stats = ClusterStats()
         self._owns_ray = False
         self._nodes: dict[str, Any] = {}  # node id -> admitted aggregator
@@ -179,6 +187,9 @@ class RayExecutor(Executor):
         self._polled = 0.0
         self._actor_class: Any = None  # ray.remote(NodeAggregator), made on first use
         self._budget: int | None = None
+        self._fenced: dict[str, list[Any]] = {}  # node id -> its fenced aggregators (never asked again)
+        self._pings: dict[str, tuple[Any, float]] = {}  # node id -> (ping future, sent at)
+        self._doomed: list[Any] = []  # fenced aggregators whose late reply came: killed at the next submit
 
     def __repr__(self) -> str:
         where = self.address or f"local, num_cpus={self.num_cpus}"
@@ -254,7 +265,7 @@ class RayExecutor(Executor):
                 num_cpus=cpus, max_restarts=0, max_concurrency=1000,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(self._token, self._problem_ref, workers, self.threads, self.batch_size, self.max_retries,
-                     self.chunks_per_actor)
+                     self.chunks_per_actor, self.heartbeat)
             self._workers[node_id] = workers
             self._pending[node_id] = (actor, actor.info.remote(), time.monotonic())
 
@@ -296,9 +307,11 @@ class RayExecutor(Executor):
         )
 
     def _kill_all(self, ray) -> None:
-        for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values())]:
+        fenced = [a for actors in self._fenced.values() for a in actors]
+        for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values()), *fenced, *self._doomed]:
             ray.kill(actor)
         self._nodes, self._pending, self._workers, self._refused = {}, {}, {}, {}
+        self._fenced, self._pings, self._doomed = {}, {}, []
 
     def close(self) -> None:
         ray = sys.modules.get("ray")
@@ -370,6 +383,8 @@ class RayExecutor(Executor):
         ray = _import_ray()
         self._number += 1
         self.stats.generations += 1
+        while self._doomed:  # fenced aggregators that woke up: their node's CPUs go to a new one
+            ray.kill(self._doomed.pop())
         if time.monotonic() - self._polled > 1.0:
             self._launch_missing(ray)
         self._admit_ready(ray)
@@ -380,8 +395,9 @@ class RayExecutor(Executor):
         capture = self._capture and population.is_compact and population.table is not None
         return _Submitted(self, ray, self._number, len(parts[0]), bundle, capture)
 
-    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool, rounds: int) -> dict:
-        """One call per node, started now: ``{future: node id}``."""
+    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool,
+               rounds: int) -> tuple[dict, dict]:
+        """One call per node, started now: ``{future: node id}`` and ``{node id: aggregator}``."""
         while not self._nodes:
             self._wait_for_a_node(ray)
         ids = list(self._nodes)
@@ -392,28 +408,88 @@ class RayExecutor(Executor):
                 for rank, (actor, share) in enumerate(zip(actors, shares))]
         self.stats.node_calls += len(refs)
         self.stats.rounds += 1
-        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}
+        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}, dict(zip(ids, actors))
 
-    def _replies(self, ray, futures: dict) -> list[dict]:
-        """The replies of a round's calls as they come (a lost node is dropped; an error raises)."""
-        replies = []
-        for future in cf.as_completed(futures):
-            node_id = futures[future]
-            try:
-                reply = future.result()
-            except ray.exceptions.RayActorError:  # the node or its aggregator is gone
-                if self._nodes.pop(node_id, None) is not None:
-                    self._restore_budget(node_id)
-                    self.stats.nodes_lost += 1
-                    self.stats.worker_failures += 1
-                continue
-            except ray.exceptions.RayTaskError as exc:
-                raise exc.as_instanceof_cause() from None
-            if reply.get("error") is not None:
-                error, cause = reply["error"]
-                raise error.restore() from (cause.restore() if cause is not None else None)
-            replies.append(reply)
+    def _replies(self, ray, futures: dict, members: dict, g: tuple[int, int]) -> list[dict]:
+        """The replies of a round's calls as they come (a lost node is dropped; an error raises).
+
+        While it waits, each node of the round that has not replied is pinged every ``heartbeat/4``
+        seconds; one whose ping stays unanswered ``heartbeat`` seconds is fenced, and the round is
+        abandoned on the others, which reply at once with the rows they have."""
+        replies, waiting = [], dict(futures)
+        tick = max(0.05, self.heartbeat / 8)
+        while waiting:
+            done, _ = cf.wait(list(waiting), timeout=tick, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                reply = self._reply(ray, future, waiting.pop(future))
+                if reply is not None:
+                    replies.append(reply)
+            silent = self._silent(members, set(waiting.values()))
+            if silent:
+                for future, node_id in list(waiting.items()):
+                    if node_id in silent:
+                        del waiting[future]
+                        self._fence(node_id, members[node_id], future)
+                for actor in members.values():
+                    actor.abandon.remote(g)  # the fenced too: it replies at once if it wakes up
         return replies
+
+    def _silent(self, members: dict, waiting: set[str]) -> set[str]:
+        """Nodes of ``waiting`` fenced already, or whose ping has gone unanswered ``heartbeat`` seconds
+        (a ping is sent to each every ``heartbeat/4`` seconds while one is not out)."""
+        now, silent = time.monotonic(), set()
+        for node_id in waiting:
+            actor = members[node_id]
+            if any(a is actor for a in self._fenced.get(node_id, ())):
+                silent.add(node_id)
+                continue
+            ping = self._pings.get(node_id)
+            if ping is not None and ping[0].done():  # answered (an error shows on the generation's call)
+                if now - ping[1] < self.heartbeat / 4:
+                    continue
+                ping = None
+            if ping is None:
+                self._pings[node_id] = (actor.ping.remote().future(), now)
+            elif now - ping[1] > self.heartbeat:
+                silent.add(node_id)
+        return silent
+
+    def _fence(self, node_id: str, actor: Any, future: cf.Future) -> None:
+        """Declare ``actor`` lost: never asked again; its reply, if it comes, is dropped and counted."""
+        if not any(a is actor for a in self._fenced.get(node_id, ())):
+            self._fenced.setdefault(node_id, []).append(actor)
+            self._pings.pop(node_id, None)
+            if self._nodes.get(node_id) is actor:
+                del self._nodes[node_id]
+                self._restore_budget(node_id)
+            self.stats.nodes_lost += 1
+            self.stats.nodes_fenced += 1
+            self.stats.worker_failures += 1
+
+        def late(done: cf.Future) -> None:
+            self.stats.late_replies += 1
+            if not done.cancelled() and done.exception() is None:
+                self.stats.late_rows_dropped += len(done.result().get("index", ()))
+            self._doomed.append(actor)
+
+        future.add_done_callback(late)
+
+    def _reply(self, ray, future: cf.Future, node_id: str) -> dict | None:
+        """One node's reply; None for a node that is gone (its rows are redone)."""
+        try:
+            reply = future.result()
+        except ray.exceptions.RayActorError:  # the node or its aggregator is gone
+            if self._nodes.pop(node_id, None) is not None:
+                self._restore_budget(node_id)
+                self.stats.nodes_lost += 1
+                self.stats.worker_failures += 1
+            return None
+        except ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+        if reply.get("error") is not None:
+            error, cause = reply["error"]
+            raise error.restore() from (cause.restore() if cause is not None else None)
+        return reply
 
     def _wait_for_a_node(self, ray) -> None:
         """Every aggregator is gone: start them where nodes have room, wait up to node_timeout."""

@@ -57,6 +57,9 @@ class Generation:
         self.taken: set[int] = set()
         self.backed_up: set[int] = set()
         self.published = asyncio.Event()  # every row this node took has a result
+        self.abandoned = asyncio.Event()  # the driver gave up this round (a peer fell silent): reply now
+        self.copies_made = asyncio.Event()  # the bundle's chunk copies exist (children may read them)
+        self.tree_made = asyncio.Event()  # the reduction's chunk futures exist (the parent may read them)
         self.error: BaseException | None = None
         self.finished = False  # the generation's call has returned: late results are dropped
         self.tree: dict[int, asyncio.Future] = {}

@@ -25,7 +25,7 @@ from blackbox_ray.checks import MixedKernelsWarning, check_node, driver_facts  #
 
 import blackbox as bb  # noqa: E402
 from blackbox.core.simd import has_avx2_fma  # noqa: E402
-from blackbox.errors import WorkerError  # noqa: E402
+from blackbox.errors import ConfigError, WorkerError  # noqa: E402
 
 
 def test_an_address_that_cannot_be_reached_is_named():
@@ -85,6 +85,17 @@ def test_an_address_where_another_server_listens_is_refused_in_one_line_within_1
     assert not ray.is_initialized()
     out, err = capfd.readouterr()
     assert out == "" and err == ""  # none of Ray's log lines
+
+
+@pytest.mark.parametrize("bound", [0, -1, 0.5, 7200, float("nan"), "ten"])
+def test_a_heartbeat_outside_its_range_is_refused_in_one_line(bound):
+    with pytest.raises(ConfigError) as info:
+        RayExecutor(heartbeat=bound)
+    assert str(info.value) == (
+        f"heartbeat={bound!r}: the seconds an aggregator may stay silent before it is declared lost must be "
+        f"from 1 to 3600 (default 10; see docs/cluster.md, Frozen nodes)"
+    )
+    assert RayExecutor(heartbeat=1).heartbeat == 1.0 and RayExecutor().heartbeat == 10.0
 
 
 def test_a_node_with_other_versions_or_arithmetic_is_refused_by_name():
