@@ -31,6 +31,7 @@ import pickle
 import sys
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +49,7 @@ from blackbox.executors.wire import DispatchStats, pickle_problem
 from .checks import check_heartbeat, check_node, driver_facts, probe_address, unreachable
 from .node import BUNDLE_CHUNK, NodeAggregator, decode_info
 
-__all__ = ["RayExecutor", "ClusterStats"]
+__all__ = ["RayExecutor", "ClusterStats", "ClusterSizeWarning"]
 
 
 @dataclass
@@ -60,6 +61,7 @@ class ClusterStats(DispatchStats):
     nodes_lost: int = 0  # aggregators lost in a generation (their node, or their process); also in worker_failures
     nodes_joined: int = 0
     rows_stolen: int = 0
+    rows_lent: int = 0  # rows of a node's queue run by a node that had finished its own (results sent back)
     rows_backed_up: int = 0
     rows_delivered: int = 0
     node_reductions: int = 0  # generations whose sums the nodes computed
@@ -68,6 +70,10 @@ class ClusterStats(DispatchStats):
     nodes_fenced: int = 0  # aggregators declared lost by the heartbeat (silent for `heartbeat` s); also in nodes_lost
     late_replies: int = 0  # replies of fenced aggregators that came after all (dropped, never mixed in)
     late_rows_dropped: int = 0  # rows those late replies carried
+
+
+class ClusterSizeWarning(UserWarning):
+    """A generation has fewer rows than the cluster has cores: the others wait."""
 
 
 class _Submitted(Submitted):
@@ -189,6 +195,7 @@ class RayExecutor(Executor):
         self._budget: int | None = None
         self._fenced: dict[str, list[Any]] = {}  # node id -> its fenced aggregators (never asked again)
         self._pings: dict[str, tuple[Any, float]] = {}  # node id -> (ping future, sent at)
+        self._warned_small = False
         self._doomed: list[Any] = []  # fenced aggregators whose late reply came: killed at the next submit
 
     def __repr__(self) -> str:
@@ -233,6 +240,7 @@ class RayExecutor(Executor):
         self.stats.problem_bytes += len(problem_bytes)
         self._problem_ref = ray.put(problem_bytes)
         self._budget = self.actors
+        self._warned_small = False
         self._launch_missing(ray)
         deadline = time.monotonic() + self.node_timeout
         # At start, wait for every node once (and relaunch on a node whose aggregator died starting)
@@ -393,7 +401,19 @@ class RayExecutor(Executor):
         bundle = [ray.put(payload[i:i + BUNDLE_CHUNK]) for i in range(0, len(payload), BUNDLE_CHUNK)]
         self.stats.broadcast_bytes += len(payload)
         capture = self._capture and population.is_compact and population.table is not None
+        self._warn_small(len(parts[0]))
         return _Submitted(self, ray, self._number, len(parts[0]), bundle, capture)
+
+    def _warn_small(self, rows: int) -> None:
+        """Warn once a run when a generation has fewer rows than the cluster has cores."""
+        cores = sum(self._workers[n] for n in self._nodes)
+        if self._warned_small or rows >= cores:
+            return
+        self._warned_small = True
+        warnings.warn(
+            f"a generation of {rows} rows (popsize {rows - 1} and the center) leaves {cores - rows} of the cluster's "
+            f"{cores} cores idle; scale the strategy to the cluster with popsize >= {cores - 1} "
+            f"(docs/cluster.md, Populations sized to the cluster)", ClusterSizeWarning, stacklevel=3)
 
     def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool,
                rounds: int) -> tuple[dict, dict]:
@@ -503,6 +523,7 @@ class RayExecutor(Executor):
     def _count(self, reply: dict) -> None:
         s = reply.get("stats", {})
         self.stats.rows_stolen += s.get("stolen", 0)
+        self.stats.rows_lent += s.get("lent", 0)
         self.stats.rows_backed_up += s.get("backups", 0)
         self.stats.rows_delivered += s.get("delivered", 0)
         self.stats.worker_failures += s.get("worker_failures", 0)

@@ -257,6 +257,19 @@ class NodeAggregator:
         gen.check_published()
         return rows[::-1]
 
+    async def lend(self, g: Any, n: int) -> list[int]:
+        """Up to ``n`` rows from the back of the queue for a peer that has published its own: they stay
+        this node's (it waits for them, in_flight lists them for backups) and the peer delivers them."""
+        gen = self.gens.get(g)
+        if gen is None or not gen.queue:
+            return []
+        n = max(1, min(int(n), len(gen.queue) // 2))
+        rows = sorted(gen.queue.pop() for _ in range(n))
+        gen.taken.update(rows)
+        gen.lent[tuple(rows)] = time.monotonic()
+        gen.stats["lent"] += len(rows)
+        return rows
+
     async def load(self, g: Any) -> int:
         """Rows queued here and not started (what a thief could take)."""
         gen = self.gens.get(g)
@@ -268,8 +281,15 @@ class NodeAggregator:
         if gen is None:
             return []
         now = time.monotonic()
-        return [(index.tolist(), now - started) for index, started in gen.running.values()
-                if not gen.have[index].all()]
+        mine = [(index.tolist(), now - started) for index, started in gen.running.values() if not gen.have[index].all()]
+        return mine + self._lent_out(gen, now)
+
+    @staticmethod
+    def _lent_out(gen: Generation, now: float) -> list[tuple[list[int], float]]:
+        """Rows lent to peers that have not come back, with their age in seconds."""
+        for rows in [r for r in gen.lent if gen.have[list(r)].all()]:
+            del gen.lent[rows]
+        return [(list(rows), now - since) for rows, since in gen.lent.items()]
 
     async def deliver(self, g: Any, index: list[int], fitness: np.ndarray, steps: np.ndarray,
                       info: dict[str, np.ndarray]) -> None:
@@ -354,7 +374,7 @@ class NodeAggregator:
     async def _pick(self) -> tuple[Generation, np.ndarray, int | None] | None:
         """Work for a free worker, from the oldest generation that has some."""
         for gen in self._active():
-            index = gen.next_batch(self.chunks, self.workers)
+            index = gen.next_batch(self.chunks, self.workers * len(gen.peers))
             if index is not None:
                 return gen, index, None
             picked = await self._more_work(gen)
@@ -378,35 +398,46 @@ class NodeAggregator:
 
     async def _ask_peers(self, gen: Generation) -> tuple[Generation, np.ndarray, int | None] | None:
         others = gen.others
-        if not gen.published.is_set():
-            loads = await asyncio.gather(*(self._ask(gen, gen.peers[k].load.remote(gen.g), self.peer_timeout)
-                                           for k in others), return_exceptions=True)
-            for _, k in sorted(((n, k) for n, k in zip(loads, others) if isinstance(n, int) and n > 0), reverse=True):
-                try:
-                    stolen = await self._ask(gen, gen.peers[k].steal.remote(gen.g, 1 << 30), 4 * self.peer_timeout)
-                except Exception:  # noqa: BLE001 - a peer that is gone has nothing to give
-                    continue
-                if stolen:
-                    gen.stats["stolen"] += len(stolen)
-                    gen.queue.extend(stolen)
-                    index = gen.next_batch(self.chunks, self.workers)
-                    if index is not None:  # always: the queue holds the stolen rows
-                        return gen, index, None
+        loads = await asyncio.gather(*(self._ask(gen, gen.peers[k].load.remote(gen.g), self.peer_timeout)
+                                       for k in others), return_exceptions=True)
+        for load, k in sorted(((n, k) for n, k in zip(loads, others) if isinstance(n, int) and n > 0), reverse=True):
+            # the most loaded first: before publishing, take half of its queue as this node's own;
+            # after (peers may have read this node's results), borrow a worker's take, run for the owner
+            try:
+                if not gen.published.is_set():
+                    rows = await self._ask(gen, gen.peers[k].steal.remote(gen.g, 1 << 30), 4 * self.peer_timeout)
+                else:
+                    take = max(1, load // (self.chunks * self.workers * len(gen.peers)))
+                    rows = await self._ask(gen, gen.peers[k].lend.remote(gen.g, take), 4 * self.peer_timeout)
+            except Exception:  # noqa: BLE001 - a peer that is gone or silent has nothing to give
+                continue
+            if not rows:
+                continue
+            if gen.published.is_set():
+                gen.stats["borrowed"] += len(rows)
+                gen.backed_up.update(rows)  # running here: never backed up from here as well
+                return gen, np.asarray(rows, dtype=np.int64), k
+            gen.stats["stolen"] += len(rows)
+            gen.queue.extend(rows)
+            index = gen.next_batch(self.chunks, self.workers * len(gen.peers))
+            if index is not None:  # always: the queue holds the stolen rows
+                return gen, index, None
+        own = self._lent_out(gen, time.monotonic())  # this node's rows lent to a peer that went silent
         running = await asyncio.gather(*(self._ask(gen, gen.peers[k].in_flight.remote(gen.g), self.peer_timeout)
                                          for k in others), return_exceptions=True)
-        best = None
-        for k, batches in zip(others, running):
+        best: tuple[int | None, list[int], float] | None = None
+        for peer, batches in [*zip(others, running), (None, own)]:
             if isinstance(batches, BaseException):
                 continue
-            for index, age in batches:
-                if not gen.backed_up.issuperset(index) and (best is None or age > best[2]):
-                    best = (k, index, age)
+            for batch, age in batches:
+                if not gen.backed_up.issuperset(batch) and (best is None or age > best[2]):
+                    best = (peer, batch, age)
         if best is None:
             return None
-        k, index, _ = best
-        gen.backed_up.update(index)
-        gen.stats["backups"] += len(index)
-        return gen, np.sort(np.asarray(index, dtype=np.int64)), k
+        owner, batch, _ = best
+        gen.backed_up.update(batch)
+        gen.stats["backups"] += len(batch)
+        return gen, np.sort(np.asarray(batch, dtype=np.int64)), owner
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
         shared, rows = gen.inputs()

@@ -208,3 +208,18 @@ def test_a_run_warns_of_a_node_whose_blas_kernels_differ():
     assert ") rounds numpy's tanh/exp or BLAS products otherwise than the driver (other BLAS kernels)" in str(
         caught[0].message)
     assert np.array_equal(fitness.fitness, -np.ones(3))  # admitted: the run goes on
+
+
+def test_a_population_smaller_than_the_cluster_is_warned_of_in_one_line():
+    from blackbox_ray import ClusterSizeWarning
+
+    executor = RayExecutor(num_cpus=4, node_timeout=60)
+    try:
+        with pytest.warns(ClusterSizeWarning) as caught:
+            bb.optimize(bb.make_strategy("openai-es", dim=3, popsize=2, seed=1), bb.make_problem("sphere", dim=3),
+                        executor, generations=2, seed=0)
+    finally:
+        executor.close()
+    assert [str(w.message) for w in caught] == [  # once a run
+        "a generation of 3 rows (popsize 2 and the center) leaves 1 of the cluster's 4 cores idle; scale the "
+        "strategy to the cluster with popsize >= 3 (docs/cluster.md, Populations sized to the cluster)"]

@@ -18,7 +18,7 @@ ray = pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
 from blackbox_ray import RayExecutor  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
-from ray_problems import Slow  # noqa: E402
+from ray_problems import Slow, SlowerUnder  # noqa: E402
 
 import blackbox as bb  # noqa: E402
 
@@ -71,6 +71,27 @@ def signal_all(processes, sig) -> None:
             proc.send_signal(sig)
         except psutil.NoSuchProcess:
             pass
+
+
+def raylet_pid(node) -> int:
+    return next(process.pid for kind, process in node.live_processes() if kind == "raylet")
+
+
+def test_finished_nodes_take_a_slow_nodes_queued_rows_to_the_last_row(cluster):
+    """One node 5x slower: the others, done with their own rows, borrow its queued rows until none
+    is left (1-CPU nodes: before this, a node stopped stealing once it had its own results)."""
+    _, nodes = cluster
+    slow = raylet_pid(nodes[0])
+    reference = run("serial", SlowerUnder(6, 0.01, slow), generations=3, popsize=60)
+    executor = RayExecutor()
+    try:
+        result = run(executor, SlowerUnder(6, 0.01, slow), generations=3, popsize=60)
+    finally:
+        executor.close()
+    assert comparable(result.records) == comparable(reference.records)
+    assert np.array_equal(result.center, reference.center)
+    assert executor.stats.rows_lent > 0  # the slow node's queued rows ran elsewhere
+    assert executor.stats.rounds == executor.stats.generations and executor.stats.nodes_lost == 0
 
 
 def test_a_frozen_node_is_fenced_within_the_heartbeat_and_the_run_stays_bit_identical(cluster):
