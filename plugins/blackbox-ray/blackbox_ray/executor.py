@@ -38,13 +38,13 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from blackbox._validate import check_float, check_int
 from blackbox.core.executor import Executor, Submitted
 from blackbox.core.population import Population
 from blackbox.core.problem import EvalResult, Problem
 from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
 from blackbox.executors.wire import DispatchStats, pickle_problem
+from blackbox.validate import check_float, check_int
 
 from .checks import check_heartbeat, check_node, driver_facts, probe_address, unreachable
 from .node import BUNDLE_CHUNK, NodeAggregator, decode_info

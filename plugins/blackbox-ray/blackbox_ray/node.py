@@ -55,10 +55,6 @@ BUNDLE_CHUNK = 2**20
 KEEP = 4
 
 
-class _Captured(Exception):
-    """Raised by the replica's reducer: the coefficients are what we wanted, not the update."""
-
-
 class _PeerLost(Exception):
     """A peer failed: the generation is reported incomplete."""
 
@@ -526,23 +522,10 @@ class NodeAggregator:
         return total
 
     def _capture(self, population: Population, fitness: np.ndarray):
-        """Run the replica's tell up to its reduction; the coefficients, or None without one."""
-        replica = self.replica
-        if replica is None:
+        """The coefficients the replica's tell would reduce with, or None (the driver reduces)."""
+        if self.replica is None:
             return None
-        box: list = []
-
-        def capture(pop, coefficients, square_coefficients=None):
-            box.append((np.asarray(coefficients, dtype=np.float64),
-                        None if square_coefficients is None else np.asarray(square_coefficients, dtype=np.float64)))
-            raise _Captured
-
-        replica.reducer = capture
-        replica._pending, replica._ahead, replica._diverged = population, None, None
         try:
-            replica.tell(fitness)
-        except _Captured:
-            return box[0]
+            return self.replica.coefficients(population, fitness)
         except Exception:  # noqa: BLE001 - the driver reduces instead (same bits)
             return None
-        return None
