@@ -111,6 +111,12 @@ PROBE_SECONDS = 9.0
 
 _GCS_PROBE = """
 import sys
+try:  # as ray.init does: token authentication on where a token exists (Ray 2.60)
+    from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+except ImportError:
+    pass
+else:
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 from ray._raylet import InnerGcsClient
 InnerGcsClient.standalone(sys.argv[1], None, int(float(sys.argv[2]) * 1000))
 """

@@ -26,6 +26,7 @@ ready. Results are bit-identical to ``serial`` in every case.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import os
 import pickle
 import sys
@@ -140,6 +141,27 @@ def _bind_to_localhost() -> None:
         constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]  # ray's private flag, not declared
 
 
+def _token_auth_where_a_token_exists() -> None:
+    """As ``ray start`` does (Ray 2.60): a driver joining a cluster authenticates with the token of
+    ``~/.ray/auth_token`` or ``RAY_AUTH_TOKEN`` where one exists and ``RAY_AUTH_MODE`` is not set
+    (``ray.init`` alone would connect without it, and be refused with ``InvalidAuthToken``)."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    log = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    level = log.level
+    log.setLevel(logging.ERROR)  # its "token authentication is enabled" line is for clusters started here
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        log.setLevel(level)
+
+
 class RayExecutor(Executor):
     """A Ray cluster: one aggregator per node with a node-local pool; one call per node a generation.
 
@@ -223,6 +245,7 @@ class RayExecutor(Executor):
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False, logging_level="ERROR")
             else:
                 probe_address(self.address)
+                _token_auth_where_a_token_exists()
                 try:
                     ray.init(address=self.address, logging_level="ERROR")
                 except (ConnectionError, RuntimeError, ValueError) as exc:
