@@ -280,6 +280,8 @@ class RayExecutor(Executor):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._polled = time.monotonic()
+        while self._doomed:  # fenced aggregators that woke up: their node's CPUs go to a new one
+            ray.kill(self._doomed.pop())
         for node in ray.nodes():
             node_id, cpus = node["NodeID"], int(node.get("Resources", {}).get("CPU", 0))
             if not node.get("Alive") or cpus < 1 or node_id in self._nodes or node_id in self._pending \
@@ -414,9 +416,7 @@ class RayExecutor(Executor):
         ray = _import_ray()
         self._number += 1
         self.stats.generations += 1
-        while self._doomed:  # fenced aggregators that woke up: their node's CPUs go to a new one
-            ray.kill(self._doomed.pop())
-        if time.monotonic() - self._polled > 1.0:
+        if self._doomed or time.monotonic() - self._polled > 1.0:
             self._launch_missing(ray)
         self._admit_ready(ray)
         shared, parts = population.split(1, seeds=seeds, state=state, number=self._number)
