@@ -173,7 +173,7 @@ class RayExecutor(Executor):
     threads per worker (default 1). ``max_retries``: re-runs of rows whose worker process died.
     ``batch_size``: rows per ``problem.evaluate`` call. ``node_timeout``: seconds to wait for an
     aggregator when no node has one (then a WorkerError). ``heartbeat``: seconds an aggregator may
-    leave the executor's ping unanswered while a generation waits on it before it is declared lost
+    answer none of the executor's pings while a generation waits on it before it is declared lost
     (from ``HEARTBEAT_MIN`` to ``HEARTBEAT_MAX``, default 10): its rows are redone on the other nodes
     and it is fenced (a late reply is dropped and counted in ``stats.late_replies``).
     """
@@ -217,6 +217,7 @@ class RayExecutor(Executor):
         self._budget: int | None = None
         self._fenced: dict[str, list[Any]] = {}  # node id -> its fenced aggregators (never asked again)
         self._pings: dict[str, tuple[Any, float]] = {}  # node id -> (ping future, sent at)
+        self._seen: dict[str, float] = {}  # node id -> when it last answered (or its round started)
         self._warned_small = False
         self._doomed: list[Any] = []  # fenced aggregators whose late reply came: killed at the next submit
 
@@ -344,7 +345,7 @@ class RayExecutor(Executor):
         for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values()), *fenced, *self._doomed]:
             ray.kill(actor)
         self._nodes, self._pending, self._workers, self._refused = {}, {}, {}, {}
-        self._fenced, self._pings, self._doomed = {}, {}, []
+        self._fenced, self._pings, self._seen, self._doomed = {}, {}, {}, []
 
     def close(self) -> None:
         ray = sys.modules.get("ray")
@@ -460,7 +461,10 @@ class RayExecutor(Executor):
         seconds; one whose ping stays unanswered ``heartbeat`` seconds is fenced, and the round is
         abandoned on the others, which reply at once with the rows they have."""
         replies, waiting = [], dict(futures)
-        tick = max(0.05, self.heartbeat / 8)
+        tick = max(0.05, self.heartbeat / 20)
+        started = time.monotonic()
+        for node_id in members:  # the round's start counts as an answer
+            self._seen[node_id] = started
         while waiting:
             done, _ = cf.wait(list(waiting), timeout=tick, return_when=cf.FIRST_COMPLETED)
             for future in done:
@@ -478,8 +482,8 @@ class RayExecutor(Executor):
         return replies
 
     def _silent(self, members: dict, waiting: set[str]) -> set[str]:
-        """Nodes of ``waiting`` fenced already, or whose ping has gone unanswered ``heartbeat`` seconds
-        (a ping is sent to each every ``heartbeat/4`` seconds while one is not out)."""
+        """Nodes of ``waiting`` fenced already, or that have answered nothing for ``heartbeat`` seconds
+        (a ping goes to each every ``heartbeat/4`` seconds; the round's start counts as an answer)."""
         now, silent = time.monotonic(), set()
         for node_id in waiting:
             actor = members[node_id]
@@ -488,12 +492,13 @@ class RayExecutor(Executor):
                 continue
             ping = self._pings.get(node_id)
             if ping is not None and ping[0].done():  # answered (an error shows on the generation's call)
-                if now - ping[1] < self.heartbeat / 4:
-                    continue
+                self._seen[node_id] = now
+                del self._pings[node_id]
                 ping = None
-            if ping is None:
+            seen = self._seen.setdefault(node_id, now)
+            if ping is None and now - seen >= self.heartbeat / 4:
                 self._pings[node_id] = (actor.ping.remote().future(), now)
-            elif now - ping[1] > self.heartbeat:
+            if now - seen > self.heartbeat:
                 silent.add(node_id)
         return silent
 
@@ -502,6 +507,7 @@ class RayExecutor(Executor):
         if not any(a is actor for a in self._fenced.get(node_id, ())):
             self._fenced.setdefault(node_id, []).append(actor)
             self._pings.pop(node_id, None)
+            self._seen.pop(node_id, None)
             if self._nodes.get(node_id) is actor:
                 del self._nodes[node_id]
                 self._restore_budget(node_id)
