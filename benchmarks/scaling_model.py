@@ -45,6 +45,9 @@ import numpy as np
 
 MEASURED = "python benchmarks/scaling_inputs.py (2-core AMD EPYC VM, load average 9; fastest of repeats)"
 
+CLUSTER = ("python benchmarks/scaling_inputs.py, cluster part (simulated cluster: 2 one-CPU nodes on a 2-core VM, "
+           "load average 8 to 11)")
+
 #: name: (value, unit, where it comes from)
 INPUTS: dict[str, tuple[float, str, str]] = {
     "reduce_ns": (0.55, "ns per slice x column", MEASURED + ": blackbox.core.reduce, one thread"),
@@ -62,6 +65,10 @@ INPUTS: dict[str, tuple[float, str, str]] = {
     "wait_b_us": (0.084, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
     "scan_b_us": (0.014, "us per ref", "../shared/scale-out/measure_wait.py: the previous executor's scan "
                                        "of in_flight per completion"),
+    "aggregator_us": (19.0, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
+                      "replies, the fitness exchange), sphere rows"),
+    "steal_ms": (0.78, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
+                 "backup's question); a LAN adds its latency"),
     "policy_a_ms": (8.8, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
     "policy_b_ns": (0.30, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
 }
@@ -72,7 +79,6 @@ ASSUMED: dict[str, tuple[float, str, str]] = {
     "gbit": (10.0, "Gbit/s per node", "a cluster NIC; not measurable on one machine"),
     "alpha_ms": (0.05, "ms per hop", "latency of one node-to-node message on a LAN; not measurable here"),
     "node_par": (6.0, "x", "memory-bound speed-up of a node's block sums over its cores (the study's estimate)"),
-    "steal_ms": (1.0, "ms", "latency of the last steal or backup before a generation's end (LAN)"),
     "result_bytes": (16.0, "bytes per row", "fitness + steps; obs-norm rows add their moments only when sampled"),
     "chunk_mb": (1.0, "MiB", "the chunk the tree forwards at a time (a setting of the built executor)"),
     "heartbeat_s": (10.0, "s", "the ray executor's default heartbeat bound: a frozen node is fenced after it"),
@@ -247,7 +253,8 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
         "ask": value("ask_ms") * scale / 1e3,
         "control": (k * value("call_ms") + value("rtt_ms")) / 1e3,
         "broadcast": tree_s(33 * p + 8 * dim, k) + (bw_s(33 * p + 8 * dim) if k == 1 else 0.0),
-        "steal": value("steal_ms") / 1e3 if k > 1 else 0.0,
+        "steal": (value("steal_ms") + value("alpha_ms")) / 1e3 if k > 1 else 0.0,
+        "aggregator": math.ceil((p + 1) / k) * value("aggregator_us") / 1e6 / c,  # its CPU, taken from its cores
         "exchange": (hop + bw_s(p * value("result_bytes") * (k - 1) / k)) if k > 1 else 0.0,
         "coefficients": (value("shape_ms") + value("plan_ms")) * scale / 1e3,
         "block_sums": (value("reduce_ns") * 64 + value("fixed_ns")) * blocks_per_node * dim / value("node_par") / 1e9,
