@@ -5,7 +5,8 @@ in one line.
 
 What differs from a real cluster, and only that: ``HEAD_IP`` is 127.0.0.1 and the port a free one
 (6379 may be taken on a shared machine), each ``ray start`` also gets ``--node-ip-address=127.0.0.1``
-(loopback only) and ``--block`` (so that this test owns, and ends, every process it starts), and
+(loopback only), a free ``--dashboard-agent-listen-port`` (two nodes on one machine) and ``--block``
+(so that this test owns, and ends, every process it starts), and
 HOME and RAY_TMPDIR are temporary folders (the token never touches the user's ~/.ray)."""
 
 from __future__ import annotations
@@ -110,7 +111,10 @@ def test_the_guides_commands_start_a_cluster_with_token_authentication(tmp_path)
             command = command.replace("HEAD_IP", "127.0.0.1").replace("6379", str(port))
             if "ray start" in command:
                 log = open(tmp_path / f"start-{len(started)}.log", "w")  # noqa: SIM115 - kept open for the process
-                started.append(subprocess.Popen(f"{command} --node-ip-address=127.0.0.1 --block", shell=True,
+                # a node of its own on this machine: loopback, and a free port for its dashboard agent
+                # (two nodes, or another user's Ray, on one machine would both take the default 52365)
+                local = f"--node-ip-address=127.0.0.1 --dashboard-agent-listen-port={free_port()} --block"
+                started.append(subprocess.Popen(f"{command} {local}", shell=True,
                                                 env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path))
                 if len(started) == 1:  # the head: wait until its GCS answers (bounded)
                     deadline = time.monotonic() + 90
@@ -124,8 +128,9 @@ def test_the_guides_commands_start_a_cluster_with_token_authentication(tmp_path)
         address = f"127.0.0.1:{port}"
         with_token = subprocess.run([sys.executable, "-c", DRIVER, address], env=driver_env, capture_output=True,
                                     text=True, timeout=300)
+        logs = "".join((tmp_path / f"start-{i}.log").read_text()[-2000:] for i in range(len(started)))
         assert with_token.returncode == 0 and "same: True" in with_token.stdout, (
-            with_token.stdout + with_token.stderr[-3000:])
+            with_token.stdout + with_token.stderr[-3000:] + logs)
         without = subprocess.run([sys.executable, "-c", DRIVER, address], env={**driver_env, "HOME": str(other)},
                                  capture_output=True, text=True, timeout=120)
         assert without.returncode == 3, without.stdout + without.stderr[-3000:]
