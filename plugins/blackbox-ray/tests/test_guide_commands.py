@@ -100,7 +100,10 @@ def test_the_guides_commands_start_a_cluster_with_token_authentication(tmp_path)
     home, other = tmp_path / "home", tmp_path / "elsewhere"
     home.mkdir()
     other.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    # as a fresh shell has it: no auth settings, and not the localhost-only flag that a local Ray started
+    # earlier in this process sets (with it, `ray start --address` refuses to join)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("RAY_AUTH") and k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
     ray_tmp = tempfile.mkdtemp(prefix="bbr-", dir="/tmp")  # short: Ray's socket paths have at most 107 bytes
     env.update(HOME=str(home), RAY_TMPDIR=ray_tmp, PATH=f"{Path(sys.executable).parent}:{env['PATH']}",
                RAY_USAGE_STATS_ENABLED="0")
