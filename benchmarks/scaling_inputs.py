@@ -1,6 +1,6 @@
 """Measure, on this machine, the inputs of ``benchmarks/scaling_model.py``.
 
-    nice -n 19 python benchmarks/scaling_inputs.py [--json] [--skip ray humanoid]
+    nice -n 19 python benchmarks/scaling_inputs.py [--json] [--skip ray cluster humanoid]
 
 Each input is the fastest of a few repeats (the costs a dedicated node would see; a loaded machine
 only adds noise above them):
@@ -16,6 +16,10 @@ only adds noise above them):
   ``task_ms``: the same with 4 in flight, one submitted as each completes (the previous executor);
   ``rtt_ms``: the round trip of one call; ``wait_a_ms`` + ``wait_b_us`` x T: ``ray.wait`` over T
   refs for one ready (the previous executor called it over every ref in flight per completion);
+- ``aggregator_us``: on a simulated cluster (``ray.cluster_utils``: two one-CPU nodes), the CPU of the
+  aggregators' own processes per row evaluated (scheduling, replies, the fitness exchange; sphere rows,
+  popsize 4,000, five generations after a warm one); ``steal_ms``: the round trip of a call from one
+  node's actor to another's, the cost of each steal, lend or backup question;
 - ``physics_ms``: Humanoid-v5 physics per 1,000 steps (MuJoCo, random actions); ``policy_a_ms`` +
   ``policy_b_ns`` x dim / 1e3: a tanh MLP's forward per 1,000 steps in ms (obs 348, two hidden layers
   sized to dims 3e4, 1.67e5, 1e6; one BLAS thread), fitted on the three; ``policy_b_ns`` is ns per
@@ -151,6 +155,68 @@ def measure_ray() -> dict[str, float]:
         ray.shutdown()
 
 
+def measure_cluster() -> dict[str, float]:
+    """On a simulated cluster (a head without CPUs, two one-CPU nodes): the aggregator's CPU per row
+    evaluated (its own process: scheduling, replies, the fitness exchange), and the round trip of a
+    call from one node's actor to another's (what a steal, a lend or a backup's question costs)."""
+    import tempfile
+
+    import psutil
+    import ray
+    from blackbox_ray import RayExecutor
+    from ray.cluster_utils import Cluster
+
+    os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="bb-inputs-", dir="/tmp"))
+    store = 80 * 2**20
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": store,
+                                                              "include_dashboard": False})
+    for _ in range(2):
+        cluster.add_node(num_cpus=1, object_store_memory=store)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, logging_level="ERROR")
+    try:
+        executor = RayExecutor()
+        strategy = bb.make_strategy("openai-es", dim=8, popsize=4000, seed=0)
+        seen: dict = {}
+
+        def after_the_first(record) -> None:  # the first generation warms up: count from its end
+            if record.generation == 1:
+                seen["processes"] = [psutil.Process(pid) for pid in executor.actor_pids()]
+                seen["before"] = sum(sum(p.cpu_times()[:2]) for p in seen["processes"])
+
+        generations = 6
+        bb.optimize(strategy, bb.make_problem("sphere", dim=8), executor, generations=generations, seed=1,
+                    callbacks=[after_the_first])
+        cpu = sum(sum(p.cpu_times()[:2]) for p in seen["processes"]) - seen["before"]
+        generations -= 1
+        executor.close()
+
+        @ray.remote(num_cpus=0)
+        class Peer:
+            def f(self):
+                return None
+
+            async def ask(self, other, repeats: int) -> float:
+                await other.f.remote()
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    await other.f.remote()
+                    times.append(time.perf_counter() - start)
+                return min(times)
+
+        nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU")]
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        a, b = (Peer.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote()
+                for n in nodes[:2])
+        peer_ms = ray.get(a.ask.remote(b, 50)) * 1e3
+        return {"aggregator_us": cpu / (generations * 4001) * 1e6, "steal_ms": peer_ms}
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
 def mlp_forward_ms(hidden: int, obs: int = 348, act: int = 17) -> tuple[int, float]:
     rng = np.random.default_rng(0)
     w1, w2, w3 = rng.standard_normal((hidden, obs)), rng.standard_normal((hidden, hidden)), rng.standard_normal((act, hidden))
@@ -195,11 +261,12 @@ def measure_episode() -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the inputs as JSON for scaling_model.py --inputs")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["reduction", "driver", "ray", "humanoid"])
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["reduction", "driver", "ray", "cluster", "humanoid"])
     args = parser.parse_args(argv)
     inputs: dict[str, float] = {}
     for name, fn in (("reduction", measure_reduction), ("driver", measure_driver), ("ray", measure_ray),
-                     ("humanoid", measure_episode)):
+                     ("cluster", measure_cluster), ("humanoid", measure_episode)):
         if name not in args.skip:
             inputs.update(fn())
     load = os.getloadavg()[0]

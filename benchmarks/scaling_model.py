@@ -20,7 +20,14 @@ stealing across nodes and backups of the last rows; nodes exchange fitness among
 computes the coefficients and the int64 sums of its blocks (threads over its cores), the sums go up the
 tree to node 0 and from there to the driver, which finishes the sum and updates. ``pipelined``: generation
 g+1 is sampled around the center one update old, so the cores go from the tail of g straight into g+1 and
-the per-generation overhead hides under the compute.
+the per-generation overhead hides under the compute; it is reported as time to a solution: its throughput
+(at most 100%) over ``stale_generations``, the generations it needs for the synchronous mode's one.
+
+The built design's compute is a Monte Carlo of its scheduling policy (``lending_makespan``): guided takes
+from the node's own share, then takes from the most loaded node's queue to the last row, then backups of
+the take that would end last. ``one node at 0.5 speed`` runs one node's cores at half speed (the best
+possible is then (K - 1/2) / K). ``frozen_generation`` prints what a node frozen at a generation's start
+costs: the heartbeat, then its share redone on the others.
 
 Every input names the command that measured it (``INPUTS``) or says why it is assumed (``ASSUMED``);
 ``--inputs FILE`` takes ``benchmarks/scaling_inputs.py --json`` from another machine, and
@@ -37,6 +44,9 @@ import math
 import numpy as np
 
 MEASURED = "python benchmarks/scaling_inputs.py (2-core AMD EPYC VM, load average 9; fastest of repeats)"
+
+CLUSTER = ("python benchmarks/scaling_inputs.py, cluster part (simulated cluster: 2 one-CPU nodes on a 2-core VM, "
+           "load average 8 to 11)")
 
 #: name: (value, unit, where it comes from)
 INPUTS: dict[str, tuple[float, str, str]] = {
@@ -55,6 +65,10 @@ INPUTS: dict[str, tuple[float, str, str]] = {
     "wait_b_us": (0.084, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
     "scan_b_us": (0.014, "us per ref", "../shared/scale-out/measure_wait.py: the previous executor's scan "
                                        "of in_flight per completion"),
+    "aggregator_us": (19.0, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
+                      "replies, the fitness exchange), sphere rows"),
+    "steal_ms": (0.78, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
+                 "backup's question); a LAN adds its latency"),
     "policy_a_ms": (8.8, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
     "policy_b_ns": (0.30, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
 }
@@ -65,9 +79,11 @@ ASSUMED: dict[str, tuple[float, str, str]] = {
     "gbit": (10.0, "Gbit/s per node", "a cluster NIC; not measurable on one machine"),
     "alpha_ms": (0.05, "ms per hop", "latency of one node-to-node message on a LAN; not measurable here"),
     "node_par": (6.0, "x", "memory-bound speed-up of a node's block sums over its cores (the study's estimate)"),
-    "steal_ms": (1.0, "ms", "latency of the last steal or backup before a generation's end (LAN)"),
     "result_bytes": (16.0, "bytes per row", "fitness + steps; obs-norm rows add their moments only when sampled"),
     "chunk_mb": (1.0, "MiB", "the chunk the tree forwards at a time (a setting of the built executor)"),
+    "heartbeat_s": (10.0, "s", "the ray executor's default heartbeat bound: a frozen node is fenced after it"),
+    "stale_generations": (4.0, "x", "generations the pipelined mode needs for the synchronous mode's one, to the same "
+                          "goal: CartPole 20-40 against 5-6 (benchmarks/PIPELINED.md; 4x is its low end)"),
 }
 PAPER_MINUTES, PAPER_CORES, PAPER_DIM = 10.0, 1440, 166_673  # Salimans et al. 2017: Humanoid in 10 minutes
 
@@ -113,6 +129,49 @@ def dynamic_makespan(jobs: np.ndarray, cores: int) -> float:
     return max(heap)
 
 
+def lending_makespan(jobs: np.ndarray, cores: int, per_node: int, speeds: np.ndarray,
+                     chunks: int = 2) -> float:
+    """The built executor's policy, event by event: each node's cores take guided takes (what is left
+    of the node's share over chunks x the cluster's cores) from its own queue; a core with nothing
+    left takes a take from the most loaded node's queue (stealing and lending, to the last row); with
+    every queue empty, it backs up the running take that would end last, if it can end it sooner.
+    ``speeds``: each node's speed (1 = nominal). Returns when the last row has a result."""
+    n_nodes = len(speeds)
+    queues = [list(share) for share in np.array_split(np.arange(len(jobs)), n_nodes)]
+    speed = np.repeat(speeds, per_node)[:cores]
+    node_of = np.repeat(np.arange(n_nodes), per_node)[:cores]
+    free = [(0.0, core) for core in range(cores)]
+    heapq.heapify(free)
+    finish: list[float] = []  # per take: when its first result comes
+    work: list[float] = []
+    running: dict[int, int] = {}  # core -> the take it runs
+    backed: set[int] = set()
+    while free:
+        now, core = heapq.heappop(free)
+        running.pop(core, None)
+        node = int(node_of[core])
+        source = node if queues[node] else max(range(n_nodes), key=lambda k: len(queues[k]))
+        queue = queues[source]
+        if queue:
+            take = max(1, len(queue) // (chunks * cores))
+            rows, queues[source] = queue[:take], queue[take:]
+            work.append(float(jobs[rows].sum()))
+            finish.append(now + work[-1] / speed[core])
+            running[core] = len(finish) - 1
+            heapq.heappush(free, (finish[-1], core))
+            continue
+        late = [(finish[t], t) for t in running.values() if t not in backed and finish[t] > now]
+        if late:  # no queued row anywhere: back up the take that would end last, if this core ends it sooner
+            end, t = max(late)
+            mine = now + work[t] / speed[core]
+            if mine < end:
+                finish[t] = mine
+                backed.add(t)
+                running[core] = t
+                heapq.heappush(free, (mine, core))
+    return max(finish)
+
+
 def static_pairs_makespan(jobs: np.ndarray, cores: int) -> float:
     """The previous executor: 2 x cores chunks of whole mirrored pairs, dealt round robin, never moved."""
     n = len(jobs)
@@ -129,13 +188,17 @@ def static_pairs_makespan(jobs: np.ndarray, cores: int) -> float:
     return float(load.max())
 
 
-def compute(design: str, kind: str, p: int, n: int, t_ep: float, trials: int, seed: int = 0) -> tuple[float, float]:
-    """(makespan, total work) in seconds, averaged over ``trials`` draws of the episode lengths."""
+def compute(design: str, kind: str, p: int, n: int, t_ep: float, trials: int, seed: int = 0, c: int = 36,
+            slow: float = 1.0) -> tuple[float, float]:
+    """(makespan, total work) in seconds, averaged over ``trials`` draws of the episode lengths.
+    ``slow``: the speed of one node of the built design (1: all nodes alike)."""
     rng = np.random.default_rng(seed)
     spans, works = [], []
+    speeds = np.ones(math.ceil(n / c))
+    speeds[0] = slow
     for _ in range(trials if kind != "constant" else 1):
         jobs = lengths(kind, p + 1, rng)
-        spans.append(static_pairs_makespan(jobs, n) if design == "previous" else dynamic_makespan(jobs, n))
+        spans.append(static_pairs_makespan(jobs, n) if design == "previous" else lending_makespan(jobs, n, c, speeds))
         works.append(jobs.sum())
     return float(np.mean(spans)) * t_ep, float(np.mean(works)) * t_ep
 
@@ -190,7 +253,8 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
         "ask": value("ask_ms") * scale / 1e3,
         "control": (k * value("call_ms") + value("rtt_ms")) / 1e3,
         "broadcast": tree_s(33 * p + 8 * dim, k) + (bw_s(33 * p + 8 * dim) if k == 1 else 0.0),
-        "steal": value("steal_ms") / 1e3 if k > 1 else 0.0,
+        "steal": (value("steal_ms") + value("alpha_ms")) / 1e3 if k > 1 else 0.0,
+        "aggregator": math.ceil((p + 1) / k) * value("aggregator_us") / 1e6 / c,  # its CPU, taken from its cores
         "exchange": (hop + bw_s(p * value("result_bytes") * (k - 1) / k)) if k > 1 else 0.0,
         "coefficients": (value("shape_ms") + value("plan_ms")) * scale / 1e3,
         "block_sums": (value("reduce_ns") * 64 + value("fixed_ns")) * blocks_per_node * dim / value("node_par") / 1e9,
@@ -201,9 +265,9 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
 
 
 def generation(design: str, p: int, dim: int, n: int, c: int, kind: str, trials: int,
-               pipeline: bool = False) -> dict:
+               pipeline: bool = False, slow: float = 1.0) -> dict:
     t_ep = t_episode_s(dim)
-    span, work = compute(design, kind, p, n, t_ep, trials)
+    span, work = compute(design, kind, p, n, t_ep, trials, c=c, slow=slow)
     parts = overheads(design, p, dim, n, c)
     if design == "previous":  # the driver handles completions while the actors run: whichever is longer
         busy = max(span + parts["lag"], parts["dispatch"])
@@ -213,8 +277,33 @@ def generation(design: str, p: int, dim: int, n: int, c: int, kind: str, trials:
     else:
         seconds = span + sum(parts.values())
     serial = work + serial_overhead(p, dim)
-    return {"seconds": seconds, "serial": serial, "compute": span, "parts": parts,
-            "efficiency": serial / (n * seconds)}
+    efficiency = min(1.0, serial / (n * seconds))  # pipelined hides T(1)'s serial part: throughput, capped
+    if pipeline:  # time to a solution: each generation's work counts 1 / stale_generations
+        efficiency /= value("stale_generations")
+    return {"seconds": seconds, "serial": serial, "compute": span, "parts": parts, "efficiency": efficiency}
+
+
+def frozen_generation(p: int, dim: int, n: int, c: int) -> dict:
+    """A generation in which one node freezes at its start: the others run their shares; the frozen
+    node's queued rows cannot be lent; after ``heartbeat_s`` it is fenced and its share is redone on
+    the other nodes in a second round (constant episodes)."""
+    t_ep = t_episode_s(dim)
+    k = math.ceil(n / c)
+    normal = generation("built", p, dim, n, c, "constant", 1)
+    own = lending_makespan(np.ones(p + 1 - (p + 1) // k), n - c, c, np.ones(k - 1)) * t_ep
+    redo = lending_makespan(np.ones((p + 1) // k), n - c, c, np.ones(k - 1)) * t_ep
+    rounds = sum(overheads("built", p, dim, n - c, c).values())
+    seconds = max(own, value("heartbeat_s")) + redo + normal["seconds"] - normal["compute"] + rounds
+    return {"seconds": seconds, "normal": normal["seconds"]}
+
+
+#: (design, pipelined, the speed of one node): the rows of the table
+DESIGNS = (("previous", False, 1.0), ("built", False, 1.0), ("built", False, 0.5), ("built", True, 1.0))
+
+
+def label(design: str, pipeline: bool, slow: float) -> str:
+    return design + (", pipelined (time to a solution)" if pipeline else "") + (
+        f", one node at {slow:g} speed" if slow != 1.0 else "")
 
 
 def rows(p: int, cores: list[int], dims: list[int], c: int, trials: int) -> list[dict]:
@@ -222,10 +311,11 @@ def rows(p: int, cores: list[int], dims: list[int], c: int, trials: int) -> list
     for kind in ("constant", "humanoid"):
         for dim in dims:
             for n in cores:
-                for design, pipeline in (("previous", False), ("built", False), ("built", True)):
-                    g = generation(design, p, dim, n, c, kind, trials, pipeline)
+                for design, pipeline, slow in DESIGNS:
+                    g = generation(design, p, dim, n, c, kind, trials, pipeline, slow)
                     out.append({"design": design, "cores": n, "dim": dim, "lengths": kind, "pipelined": pipeline,
-                                "efficiency": round(g["efficiency"], 4), "seconds": round(g["seconds"], 4)})
+                                "slow": slow, "efficiency": round(g["efficiency"], 4),
+                                "seconds": round(g["seconds"], 4)})
     return out
 
 
@@ -234,22 +324,21 @@ def paper_run(p: int, c: int, trials: int) -> dict:
     ideal = generation("built", p, PAPER_DIM, PAPER_CORES, c, "humanoid", trials)
     generations = PAPER_MINUTES * 60 / (ideal["serial"] / PAPER_CORES)
     out = {"generations": generations}
-    for design, pipeline in (("previous", False), ("built", False), ("built", True)):
+    for design, pipeline in (("previous", False), ("built", False)):
         g = generation(design, p, PAPER_DIM, PAPER_CORES, c, "humanoid", trials, pipeline)
-        out[f"{design}{' pipelined' if pipeline else ''}"] = generations * g["seconds"] / 60
+        out[design] = generations * g["seconds"] / 60
     return out
 
 
 def markdown(table: list[dict], cores: list[int]) -> str:
     lines = ["| lengths | dim | design | " + " | ".join(f"{n:,} cores" for n in cores) + " |",
              "|---|---:|---|" + "---:|" * len(cores)]
-    keyed = {(r["lengths"], r["dim"], r["design"], r["pipelined"], r["cores"]): r for r in table}
+    keyed = {(r["lengths"], r["dim"], r["design"], r["pipelined"], r["slow"], r["cores"]): r for r in table}
     for kind in ("constant", "humanoid"):
         for dim in sorted({r["dim"] for r in table}):
-            for design, pipeline in (("previous", False), ("built", False), ("built", True)):
-                label = design + (", pipelined" if pipeline else "")
-                cells = [f"{keyed[(kind, dim, design, pipeline, n)]['efficiency']:.0%}" for n in cores]
-                lines.append(f"| {kind} | {dim:,} | {label} | " + " | ".join(cells) + " |")
+            for design, pipeline, slow in DESIGNS:
+                cells = [f"{keyed[(kind, dim, design, pipeline, slow, n)]['efficiency']:.0%}" for n in cores]
+                lines.append(f"| {kind} | {dim:,} | {label(design, pipeline, slow)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -292,6 +381,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nThe paper's Humanoid run (the work of {PAPER_CORES:,} cores for {PAPER_MINUTES:g} minutes: "
           f"{paper['generations']:.0f} generations of {args.popsize:,} at dim {PAPER_DIM:,}, Humanoid-like lengths): "
           + ", ".join(f"{name} {minutes:.1f} min" for name, minutes in paper.items() if name != "generations"))
+    for dim in args.dims[:1]:
+        for n in args.cores:
+            if n > args.cores_per_node:
+                f = frozen_generation(args.popsize, dim, n, args.cores_per_node)
+                print(f"\na node frozen at the start of a generation, {n:,} cores, dim {dim:,}: the generation takes "
+                      f"{f['seconds']:.1f} s against {f['normal']:.2f} s (heartbeat {value('heartbeat_s'):g} s, then "
+                      f"its share redone on the other nodes); later generations run on the others")
     print("\nInputs:")
     for name, (number, unit, source) in {**INPUTS, **ASSUMED}.items():
         print(f"  {name} = {number:g} {unit}: {source}")

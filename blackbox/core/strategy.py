@@ -39,6 +39,7 @@ from .._validate import (
     check_state_layout,
 )
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
+from .coefficients import CoefficientsStep
 from .fitness import check_fitness
 from .params import Params, make_params, options_signature
 from .population import Population
@@ -80,7 +81,7 @@ def population_sums(population: Population, coefficients: np.ndarray,
     return population.noise_weighted_sums(coefficients, square_coefficients)
 
 
-class Strategy(ABC):
+class Strategy(CoefficientsStep, ABC):
     """Base class of every strategy: checks the ask/tell order and the fitness, keeps the RNG and the state.
 
     Subclasses implement ``_ask() -> Population`` (changing state only through ``self.rng``) and

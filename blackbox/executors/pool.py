@@ -1,5 +1,5 @@
 """The one submit/collect/retry loop of the executors that evaluate on a pool of workers (loky,
-futures, the ``ray`` plugin).
+futures; inside each node of the ``ray`` plugin, its node-local loky pool).
 
 :class:`PoolExecutor` evaluates a generation as ``Population.split`` makes it: the shared part is
 published once (a file in shared memory, an object in Ray's store, or carried by each task), and
@@ -18,6 +18,11 @@ A subclass says how to reach its workers: ``_submit`` (start a task, return a
 ``concurrent.futures.Future`` and the worker or pool it went to), ``_is_lost`` (which errors mean
 the worker went away), and optionally ``_publish``/``_retract``, ``_has_room``/``_released``,
 ``_replace``, ``_overdue``, ``_abandon`` and ``_received``.
+
+The ``ray`` plugin's driver does not run this loop: it makes one call per node a generation, and
+its nodes schedule rows among themselves (stealing, lending, backups), retrying a dead worker on
+their node-local pool (see ``blackbox_ray.node``); a lost or silent node's rows are redone in a new
+round of calls.
 """
 
 from __future__ import annotations

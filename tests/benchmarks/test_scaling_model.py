@@ -30,14 +30,27 @@ def test_json_rows_cover_both_designs_every_size_and_length(model, capsys):
     assert {r["cores"] for r in rows} == {144, 576, 1440}
     assert {r["dim"] for r in rows} == {30_000, 166_673, 1_000_000}
     assert {r["lengths"] for r in rows} == {"constant", "humanoid"}
-    # pipelined runs hide the update under the compute, and the steady state of a few simulated
-    # generations is an estimate: a hair above 100% is possible, more is a bug
-    assert all(0 < r["efficiency"] <= (1.01 if r["pipelined"] else 1.0) for r in rows)
-    at = {(r["design"], r["lengths"], r["dim"], r["pipelined"]): r["efficiency"] for r in rows if r["cores"] == 1440}
-    for dim in (30_000, 166_673, 1_000_000):  # the targets at 1,440 cores
-        assert at[("built", "constant", dim, False)] >= 0.95
-        assert at[("built", "humanoid", dim, True)] >= 0.90
-        assert at[("previous", "constant", dim, False)] < 0.6
+    # pipelined is time to a solution (its throughput, capped at 100%, over the generations it needs
+    # for one synchronous generation): never above 100%, nor above 1 / stale_generations
+    assert all(0 < r["efficiency"] <= 1.0 for r in rows)
+    assert all(r["efficiency"] <= 1 / model.value("stale_generations") for r in rows if r["pipelined"])
+    at = {(r["design"], r["lengths"], r["dim"], r["pipelined"], r["slow"]): r["efficiency"]
+          for r in rows if r["cores"] == 1440}
+    for dim in (30_000, 166_673, 1_000_000):  # at 1,440 cores
+        assert at[("built", "constant", dim, False, 1.0)] >= 0.95
+        assert at[("previous", "constant", dim, False, 1.0)] < 0.6
+        for kind in ("constant", "humanoid"):  # one node at half speed: its share of the speed, not the pace
+            assert 0.8 <= at[("built", kind, dim, False, 0.5)] <= at[("built", kind, dim, False, 1.0)]
+
+
+def test_the_policy_monte_carlo_lends_a_slow_nodes_rows_to_the_last_row(model):
+    import numpy as np
+
+    rows = np.ones(401)  # benchmarks/ray_slow_node.py's case: 4 one-core nodes, one 5x slower
+    speeds = np.array([0.2, 1.0, 1.0, 1.0])
+    ideal = rows.sum() / speeds.sum()
+    assert model.lending_makespan(rows, 4, 1, speeds) <= 1.05 * ideal
+    assert model.lending_makespan(rows, 4, 1, np.ones(4)) == pytest.approx(101.0)  # 401 rows on 4 cores
 
 
 def test_every_input_names_its_source_and_overrides_apply(model, capsys):

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from blackbox import ConfigError, EvalResult, Problem
-from blackbox._validate import check_int
 from blackbox.errors import did_you_mean
+from blackbox.validate import check_int
 
 __all__ = ["BBOB", "FUNCTIONS", "MAX_DIM"]
 

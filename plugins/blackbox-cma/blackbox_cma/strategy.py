@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from blackbox import ConfigError, Population, StateError, Strategy
-from blackbox._validate import check_float
 from blackbox.errors import did_you_mean
 from blackbox.strategies.cma_es import check_dense_dim, dense_memory_needed
+from blackbox.validate import check_float
 
 from .state import decode, encode
 

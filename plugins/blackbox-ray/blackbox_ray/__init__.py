@@ -2,9 +2,9 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .executor import RayExecutor
+from .executor import ClusterSizeWarning, ClusterStats, RayExecutor
 
-__all__ = ["RayExecutor"]
+__all__ = ["RayExecutor", "ClusterStats", "ClusterSizeWarning"]
 
 try:  # the version is pyproject.toml's, read from the installed distribution
     __version__ = version("blackbox-ray")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -22,9 +23,10 @@ import numpy as np
 
 import blackbox
 from blackbox.core.simd import numpy_simd_targets
-from blackbox.errors import WorkerError
+from blackbox.errors import ConfigError, WorkerError
 
-__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "probe_address", "MixedKernelsWarning"]
+__all__ = ["node_facts", "driver_facts", "check_node", "unreachable", "not_ray", "probe_address", "PROBE_SECONDS", "MixedKernelsWarning",
+           "check_heartbeat", "HEARTBEAT_MIN", "HEARTBEAT_MAX"]
 
 
 class MixedKernelsWarning(UserWarning):
@@ -104,23 +106,110 @@ def check_node(facts: dict[str, Any], mine: dict[str, Any]) -> None:
             MixedKernelsWarning, stacklevel=2)
 
 
-def probe_address(address: str, timeout: float = 5.0) -> None:
-    """Refuse a ``host:port`` (or ``ray://host:port``) that accepts no connection within ``timeout``
-    seconds (``ray.init`` would retry for minutes). ``auto`` and other forms are left to Ray."""
-    import socket
+#: Seconds a probe of a cluster's address may take in all (TCP, HTTP/2, the GCS's cluster id).
+PROBE_SECONDS = 9.0
 
-    text = address[len("ray://"):] if address.startswith("ray://") else address
+_GCS_PROBE = """
+import sys
+try:  # as ray.init does: token authentication on where a token exists (Ray 2.60)
+    from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+except ImportError:
+    pass
+else:
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+from ray._raylet import InnerGcsClient
+InnerGcsClient.standalone(sys.argv[1], None, int(float(sys.argv[2]) * 1000))
+"""
+
+
+#: The heartbeat bound's accepted range, in seconds. Below 1 s a loaded node's event loop can miss a
+#: ping without being frozen; above an hour the bound no longer bounds anything useful.
+HEARTBEAT_MIN, HEARTBEAT_MAX = 1.0, 3600.0
+
+
+def check_heartbeat(value: Any) -> float:
+    """The heartbeat bound in seconds, or one ConfigError line naming the accepted range."""
+    try:
+        seconds = float(value)
+        ok = not isinstance(value, bool) and HEARTBEAT_MIN <= seconds <= HEARTBEAT_MAX
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"heartbeat={value!r}: the seconds an aggregator may stay silent before it is declared lost must be "
+            f"from {HEARTBEAT_MIN:g} to {HEARTBEAT_MAX:g} (default 10; see docs/cluster.md, Frozen nodes)"
+        )
+    return seconds
+
+
+def probe_address(address: str, timeout: float = PROBE_SECONDS) -> None:
+    """Refuse, in one line and within ``timeout`` seconds, an address where no Ray cluster answers
+    (``ray.init`` would retry for minutes, then print Ray's log lines).
+
+    ``host:port`` must accept a connection, answer an HTTP/2 handshake (gRPC) and then give its
+    cluster id to a GCS client (run in a child process, killed at the deadline, its log lines kept
+    out of sight); ``ray://host:port`` is checked up to the handshake. ``auto`` and other forms are
+    left to Ray."""
+    import socket
+    import subprocess
+
+    deadline = time.monotonic() + timeout
+    client = address.startswith("ray://")
+    text = address[len("ray://"):] if client else address
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit():
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=min(3.0, timeout / 3))
     except OSError as exc:
         raise unreachable(address, exc) from None
+    with sock:
+        if not _speaks_http2(sock, min(3.0, max(0.1, deadline - time.monotonic()))):
+            raise not_ray(address, "it did not answer an HTTP/2 (gRPC) handshake")
+    if client:
+        return
+    left = max(1.0, deadline - time.monotonic())
+    try:
+        done = subprocess.run([sys.executable, "-c", _GCS_PROBE, text, f"{left:.3f}"], capture_output=True,
+                              text=True, timeout=left, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise not_ray(address, f"no Ray GCS gave its cluster id within {timeout:g} s") from None
+    if done.returncode == 0:
+        return
+    if "nauthenticated" in done.stderr or "AuthToken" in done.stderr or "uthentication" in done.stderr:
+        raise WorkerError(
+            f"the Ray cluster at address {address!r} refused this process's authentication token; copy the "
+            f"cluster's token (`ray get-auth-token` on the head) to ~/.ray/auth_token here, or set RAY_AUTH_TOKEN "
+            f"(see docs/cluster.md, Token authentication)"
+        )
+    raise not_ray(address, "no Ray GCS gave its cluster id")
+
+
+def _speaks_http2(sock, timeout: float) -> bool:
+    """Send HTTP/2's client preface and an empty SETTINGS frame; a gRPC server answers with SETTINGS."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        head = b""
+        while len(head) < 9:
+            got = sock.recv(9 - len(head))
+            if not got:
+                return False
+            head += got
+    except OSError:
+        return False
+    return head[3] == 0x04  # frame type SETTINGS
 
 
 def unreachable(address: str, error: BaseException) -> WorkerError:
     return WorkerError(
         f"cannot reach a Ray cluster at address {address!r} ({type(error).__name__}: {error}); start one "
         f"with `ray start --head` on that machine, or pass the address it printed"
+    )
+
+
+def not_ray(address: str, why: str) -> WorkerError:
+    return WorkerError(
+        f"no Ray cluster answers at address {address!r}: a server listens there, but {why}; pass the address "
+        f"`ray start --head` printed (its GCS port, 6379 unless --port was given)"
     )

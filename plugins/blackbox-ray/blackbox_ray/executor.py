@@ -26,29 +26,31 @@ ready. Results are bit-identical to ``serial`` in every case.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import os
 import pickle
 import sys
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle
 import numpy as np
 
-from blackbox._validate import check_float, check_int
 from blackbox.core.executor import Executor, Submitted
 from blackbox.core.population import Population
 from blackbox.core.problem import EvalResult, Problem
 from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
 from blackbox.executors.wire import DispatchStats, pickle_problem
+from blackbox.validate import check_float, check_int
 
-from .checks import check_node, driver_facts, probe_address, unreachable
+from .checks import check_heartbeat, check_node, driver_facts, probe_address, unreachable
 from .node import BUNDLE_CHUNK, NodeAggregator, decode_info
 
-__all__ = ["RayExecutor", "ClusterStats"]
+__all__ = ["RayExecutor", "ClusterStats", "ClusterSizeWarning"]
 
 
 @dataclass
@@ -60,11 +62,19 @@ class ClusterStats(DispatchStats):
     nodes_lost: int = 0  # aggregators lost in a generation (their node, or their process); also in worker_failures
     nodes_joined: int = 0
     rows_stolen: int = 0
+    rows_lent: int = 0  # rows of a node's queue run by a node that had finished its own (results sent back)
     rows_backed_up: int = 0
     rows_delivered: int = 0
     node_reductions: int = 0  # generations whose sums the nodes computed
     driver_reductions: int = 0  # generations the driver summed itself
     info_rows: int = 0  # rows whose per-row info (observation statistics) travelled
+    nodes_fenced: int = 0  # aggregators declared lost by the heartbeat (silent for `heartbeat` s); also in nodes_lost
+    late_replies: int = 0  # replies of fenced aggregators that came after all (dropped, never mixed in)
+    late_rows_dropped: int = 0  # rows those late replies carried
+
+
+class ClusterSizeWarning(UserWarning):
+    """A generation has fewer rows than the cluster has cores: the others wait."""
 
 
 class _Submitted(Submitted):
@@ -76,13 +86,13 @@ class _Submitted(Submitted):
         self.fitness, self.steps = np.zeros(n), np.zeros(n, dtype=np.int64)
         self.present = np.zeros(n, dtype=bool)
         self.rounds = 1
-        self.futures = executor._round(ray, number, bundle, np.arange(n), (np.zeros(0, dtype=np.int64), np.zeros(0)),
-                                       capture, 1)
+        self.futures, self.members = executor._round(ray, number, bundle, np.arange(n),
+                                                     (np.zeros(0, dtype=np.int64), np.zeros(0)), capture, 1)
 
     def result(self) -> EvalResult:
         executor, present, info_parts = self.executor, self.present, []
         while True:
-            replies = executor._replies(self.ray, self.futures)
+            replies = executor._replies(self.ray, self.futures, self.members, (self.number, self.rounds))
             complete = True
             for reply in replies:
                 index = reply["index"]
@@ -97,8 +107,9 @@ class _Submitted(Submitted):
             if complete and present.all() and replies:
                 break
             self.rounds += 1
-            self.futures = executor._round(self.ray, self.number, self.bundle, np.flatnonzero(~present),
-                                           (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
+            self.futures, self.members = executor._round(
+                self.ray, self.number, self.bundle, np.flatnonzero(~present),
+                (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
         executor.stats.info_rows += int(sum(len(keep) for _, info in info_parts for keep, _, _, _ in info.values()))
         return EvalResult(self.fitness, self.steps, decode_info(info_parts, self.n))
 
@@ -130,6 +141,27 @@ def _bind_to_localhost() -> None:
         constants.ENABLE_RAY_CLUSTER = False  # type: ignore[attr-defined]  # ray's private flag, not declared
 
 
+def _token_auth_where_a_token_exists() -> None:
+    """As ``ray start`` does (Ray 2.60): a driver joining a cluster authenticates with the token of
+    ``~/.ray/auth_token`` or ``RAY_AUTH_TOKEN`` where one exists and ``RAY_AUTH_MODE`` is not set
+    (``ray.init`` alone would connect without it, and be refused with ``InvalidAuthToken``)."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    log = logging.getLogger("ray._private.authentication.authentication_token_setup")
+    level = log.level
+    log.setLevel(logging.ERROR)  # its "token authentication is enabled" line is for clusters started here
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        log.setLevel(level)
+
+
 class RayExecutor(Executor):
     """A Ray cluster: one aggregator per node with a node-local pool; one call per node a generation.
 
@@ -140,14 +172,17 @@ class RayExecutor(Executor):
     workers) of its node's rows, later takes smaller, the last single rows. ``threads``: torch/BLAS
     threads per worker (default 1). ``max_retries``: re-runs of rows whose worker process died.
     ``batch_size``: rows per ``problem.evaluate`` call. ``node_timeout``: seconds to wait for an
-    aggregator when no node has one (then a WorkerError).
+    aggregator when no node has one (then a WorkerError). ``heartbeat``: seconds an aggregator may
+    answer none of the executor's pings while a generation waits on it before it is declared lost
+    (from ``HEARTBEAT_MIN`` to ``HEARTBEAT_MAX``, default 10): its rows are redone on the other nodes
+    and it is fenced (a late reply is dropped and counted in ``stats.late_replies``).
     """
 
     name = "ray"
 
     def __init__(self, address: str | None = None, *, num_cpus: int | None = None, actors: int | None = None,
                  localhost: bool = True, chunks_per_actor: int = 2, threads: int | None = 1, max_retries: int = 3,
-                 batch_size: int | None = None, node_timeout: float = 60.0):
+                 batch_size: int | None = None, node_timeout: float = 60.0, heartbeat: float = 10.0):
         super().__init__()
         if address is not None and num_cpus is not None:
             raise ConfigError(
@@ -163,6 +198,7 @@ class RayExecutor(Executor):
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
         self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, minimum=1)
         self.node_timeout = check_float("node_timeout", node_timeout, positive=True)
+        self.heartbeat = check_heartbeat(heartbeat)
         self.stats = ClusterStats()
         self._owns_ray = False
         self._nodes: dict[str, Any] = {}  # node id -> admitted aggregator
@@ -179,6 +215,11 @@ class RayExecutor(Executor):
         self._polled = 0.0
         self._actor_class: Any = None  # ray.remote(NodeAggregator), made on first use
         self._budget: int | None = None
+        self._fenced: dict[str, list[Any]] = {}  # node id -> its fenced aggregators (never asked again)
+        self._pings: dict[str, tuple[Any, float]] = {}  # node id -> (ping future, sent at)
+        self._seen: dict[str, float] = {}  # node id -> when it last answered (or its round started)
+        self._warned_small = False
+        self._doomed: list[Any] = []  # fenced aggregators whose late reply came: killed at the next submit
 
     def __repr__(self) -> str:
         where = self.address or f"local, num_cpus={self.num_cpus}"
@@ -205,6 +246,7 @@ class RayExecutor(Executor):
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False, logging_level="ERROR")
             else:
                 probe_address(self.address)
+                _token_auth_where_a_token_exists()
                 try:
                     ray.init(address=self.address, logging_level="ERROR")
                 except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -222,6 +264,7 @@ class RayExecutor(Executor):
         self.stats.problem_bytes += len(problem_bytes)
         self._problem_ref = ray.put(problem_bytes)
         self._budget = self.actors
+        self._warned_small = False
         self._launch_missing(ray)
         deadline = time.monotonic() + self.node_timeout
         # At start, wait for every node once (and relaunch on a node whose aggregator died starting)
@@ -238,6 +281,8 @@ class RayExecutor(Executor):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._polled = time.monotonic()
+        while self._doomed:  # fenced aggregators that woke up: their node's CPUs go to a new one
+            ray.kill(self._doomed.pop())
         for node in ray.nodes():
             node_id, cpus = node["NodeID"], int(node.get("Resources", {}).get("CPU", 0))
             if not node.get("Alive") or cpus < 1 or node_id in self._nodes or node_id in self._pending \
@@ -254,7 +299,7 @@ class RayExecutor(Executor):
                 num_cpus=cpus, max_restarts=0, max_concurrency=1000,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(self._token, self._problem_ref, workers, self.threads, self.batch_size, self.max_retries,
-                     self.chunks_per_actor)
+                     self.chunks_per_actor, self.heartbeat)
             self._workers[node_id] = workers
             self._pending[node_id] = (actor, actor.info.remote(), time.monotonic())
 
@@ -296,9 +341,11 @@ class RayExecutor(Executor):
         )
 
     def _kill_all(self, ray) -> None:
-        for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values())]:
+        fenced = [a for actors in self._fenced.values() for a in actors]
+        for actor in [*self._nodes.values(), *(a for a, _, _ in self._pending.values()), *fenced, *self._doomed]:
             ray.kill(actor)
         self._nodes, self._pending, self._workers, self._refused = {}, {}, {}, {}
+        self._fenced, self._pings, self._seen, self._doomed = {}, {}, {}, []
 
     def close(self) -> None:
         ray = sys.modules.get("ray")
@@ -370,7 +417,7 @@ class RayExecutor(Executor):
         ray = _import_ray()
         self._number += 1
         self.stats.generations += 1
-        if time.monotonic() - self._polled > 1.0:
+        if self._doomed or time.monotonic() - self._polled > 1.0:
             self._launch_missing(ray)
         self._admit_ready(ray)
         shared, parts = population.split(1, seeds=seeds, state=state, number=self._number)
@@ -378,10 +425,23 @@ class RayExecutor(Executor):
         bundle = [ray.put(payload[i:i + BUNDLE_CHUNK]) for i in range(0, len(payload), BUNDLE_CHUNK)]
         self.stats.broadcast_bytes += len(payload)
         capture = self._capture and population.is_compact and population.table is not None
+        self._warn_small(len(parts[0]))
         return _Submitted(self, ray, self._number, len(parts[0]), bundle, capture)
 
-    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool, rounds: int) -> dict:
-        """One call per node, started now: ``{future: node id}``."""
+    def _warn_small(self, rows: int) -> None:
+        """Warn once a run when a generation has fewer rows than the cluster has cores."""
+        cores = sum(self._workers[n] for n in self._nodes)
+        if self._warned_small or rows >= cores:
+            return
+        self._warned_small = True
+        warnings.warn(
+            f"a generation of {rows} rows (popsize {rows - 1} and the center) leaves {cores - rows} of the cluster's "
+            f"{cores} cores idle; scale the strategy to the cluster with popsize >= {cores - 1} "
+            f"(docs/cluster.md, Populations sized to the cluster)", ClusterSizeWarning, stacklevel=3)
+
+    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool,
+               rounds: int) -> tuple[dict, dict]:
+        """One call per node, started now: ``{future: node id}`` and ``{node id: aggregator}``."""
         while not self._nodes:
             self._wait_for_a_node(ray)
         ids = list(self._nodes)
@@ -392,28 +452,93 @@ class RayExecutor(Executor):
                 for rank, (actor, share) in enumerate(zip(actors, shares))]
         self.stats.node_calls += len(refs)
         self.stats.rounds += 1
-        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}
+        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}, dict(zip(ids, actors))
 
-    def _replies(self, ray, futures: dict) -> list[dict]:
-        """The replies of a round's calls as they come (a lost node is dropped; an error raises)."""
-        replies = []
-        for future in cf.as_completed(futures):
-            node_id = futures[future]
-            try:
-                reply = future.result()
-            except ray.exceptions.RayActorError:  # the node or its aggregator is gone
-                if self._nodes.pop(node_id, None) is not None:
-                    self._restore_budget(node_id)
-                    self.stats.nodes_lost += 1
-                    self.stats.worker_failures += 1
-                continue
-            except ray.exceptions.RayTaskError as exc:
-                raise exc.as_instanceof_cause() from None
-            if reply.get("error") is not None:
-                error, cause = reply["error"]
-                raise error.restore() from (cause.restore() if cause is not None else None)
-            replies.append(reply)
+    def _replies(self, ray, futures: dict, members: dict, g: tuple[int, int]) -> list[dict]:
+        """The replies of a round's calls as they come (a lost node is dropped; an error raises).
+
+        While it waits, each node of the round that has not replied is pinged every ``heartbeat/4``
+        seconds; one whose ping stays unanswered ``heartbeat`` seconds is fenced, and the round is
+        abandoned on the others, which reply at once with the rows they have."""
+        replies, waiting = [], dict(futures)
+        tick = max(0.05, self.heartbeat / 20)
+        started = time.monotonic()
+        for node_id in members:  # the round's start counts as an answer
+            self._seen[node_id] = started
+        while waiting:
+            done, _ = cf.wait(list(waiting), timeout=tick, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                reply = self._reply(ray, future, waiting.pop(future))
+                if reply is not None:
+                    replies.append(reply)
+            silent = self._silent(members, set(waiting.values()))
+            if silent:
+                for future, node_id in list(waiting.items()):
+                    if node_id in silent:
+                        del waiting[future]
+                        self._fence(node_id, members[node_id], future)
+                for actor in members.values():
+                    actor.abandon.remote(g)  # the fenced too: it replies at once if it wakes up
         return replies
+
+    def _silent(self, members: dict, waiting: set[str]) -> set[str]:
+        """Nodes of ``waiting`` fenced already, or that have answered nothing for ``heartbeat`` seconds
+        (a ping goes to each every ``heartbeat/4`` seconds; the round's start counts as an answer)."""
+        now, silent = time.monotonic(), set()
+        for node_id in waiting:
+            actor = members[node_id]
+            if any(a is actor for a in self._fenced.get(node_id, ())):
+                silent.add(node_id)
+                continue
+            ping = self._pings.get(node_id)
+            if ping is not None and ping[0].done():  # answered (an error shows on the generation's call)
+                self._seen[node_id] = now
+                del self._pings[node_id]
+                ping = None
+            seen = self._seen.setdefault(node_id, now)
+            if ping is None and now - seen >= self.heartbeat / 4:
+                self._pings[node_id] = (actor.ping.remote().future(), now)
+            if now - seen > self.heartbeat:
+                silent.add(node_id)
+        return silent
+
+    def _fence(self, node_id: str, actor: Any, future: cf.Future) -> None:
+        """Declare ``actor`` lost: never asked again; its reply, if it comes, is dropped and counted."""
+        if not any(a is actor for a in self._fenced.get(node_id, ())):
+            self._fenced.setdefault(node_id, []).append(actor)
+            self._pings.pop(node_id, None)
+            self._seen.pop(node_id, None)
+            if self._nodes.get(node_id) is actor:
+                del self._nodes[node_id]
+                self._restore_budget(node_id)
+            self.stats.nodes_lost += 1
+            self.stats.nodes_fenced += 1
+            self.stats.worker_failures += 1
+
+        def late(done: cf.Future) -> None:
+            self.stats.late_replies += 1
+            if not done.cancelled() and done.exception() is None:
+                self.stats.late_rows_dropped += len(done.result().get("index", ()))
+            self._doomed.append(actor)
+
+        future.add_done_callback(late)
+
+    def _reply(self, ray, future: cf.Future, node_id: str) -> dict | None:
+        """One node's reply; None for a node that is gone (its rows are redone)."""
+        try:
+            reply = future.result()
+        except ray.exceptions.RayActorError:  # the node or its aggregator is gone
+            if self._nodes.pop(node_id, None) is not None:
+                self._restore_budget(node_id)
+                self.stats.nodes_lost += 1
+                self.stats.worker_failures += 1
+            return None
+        except ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+        if reply.get("error") is not None:
+            error, cause = reply["error"]
+            raise error.restore() from (cause.restore() if cause is not None else None)
+        return reply
 
     def _wait_for_a_node(self, ray) -> None:
         """Every aggregator is gone: start them where nodes have room, wait up to node_timeout."""
@@ -427,6 +552,7 @@ class RayExecutor(Executor):
     def _count(self, reply: dict) -> None:
         s = reply.get("stats", {})
         self.stats.rows_stolen += s.get("stolen", 0)
+        self.stats.rows_lent += s.get("lent", 0)
         self.stats.rows_backed_up += s.get("backups", 0)
         self.stats.rows_delivered += s.get("delivered", 0)
         self.stats.worker_failures += s.get("worker_failures", 0)

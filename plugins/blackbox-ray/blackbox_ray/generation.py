@@ -56,7 +56,11 @@ class Generation:
         self.running: dict[cf.Future, tuple[np.ndarray, float]] = {}
         self.taken: set[int] = set()
         self.backed_up: set[int] = set()
+        self.lent: dict[tuple[int, ...], float] = {}  # rows of this node's share run by a peer -> since
         self.published = asyncio.Event()  # every row this node took has a result
+        self.abandoned = asyncio.Event()  # the driver gave up this round (a peer fell silent): reply now
+        self.copies_made = asyncio.Event()  # the bundle's chunk copies exist (children may read them)
+        self.tree_made = asyncio.Event()  # the reduction's chunk futures exist (the parent may read them)
         self.error: BaseException | None = None
         self.finished = False  # the generation's call has returned: late results are dropped
         self.tree: dict[int, asyncio.Future] = {}
@@ -85,7 +89,8 @@ class Generation:
         return [k for k in range(len(self.peers)) if k != self.rank]
 
     def next_batch(self, chunks: int, workers: int) -> np.ndarray | None:
-        """A few rows from the front of the queue: a share of what is left, one row at the end."""
+        """A few rows from the front of the queue: a share of what is left, one row at the end.
+        ``workers``: the cluster's, so that a slow node never holds a large take others cannot share."""
         if not self.queue:
             return None
         size = max(1, len(self.queue) // (chunks * workers))

@@ -55,12 +55,12 @@ BUNDLE_CHUNK = 2**20
 KEEP = 4
 
 
-class _Captured(Exception):
-    """Raised by the replica's reducer: the coefficients are what we wanted, not the update."""
-
-
 class _PeerLost(Exception):
     """A peer failed: the generation is reported incomplete."""
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref
 
 
 class NodePool(LokyExecutor):
@@ -82,10 +82,12 @@ class NodeAggregator:
     """A Ray actor (async) owning one node's cores; see the module docstring."""
 
     def __init__(self, token: str, problem_bytes: bytes, workers: int, threads: int | None,
-                 batch_size: int | None, max_retries: int, chunks: int = 2):
+                 batch_size: int | None, max_retries: int, chunks: int = 2, heartbeat: float = 10.0):
         os.environ.update(thread_env(threads))
         limit_threads(threads)
         self.workers, self.threads, self.chunks = int(workers), threads, int(chunks)
+        # a peer that does not answer a scheduling question (load, steal, in_flight) within this is skipped
+        self.peer_timeout = max(0.25, float(heartbeat) / 4)
         self.pool = NodePool(workers=self.workers, threads=threads, batch_size=batch_size, max_retries=max_retries)
         self.problem_error: str | None = None
         try:
@@ -102,6 +104,7 @@ class NodeAggregator:
         self.wrapped: dict[cf.Future, asyncio.Future] = {}
         self.wake = asyncio.Event()
         self.scheduler: asyncio.Task | None = None
+        self.arrivals: dict[Any, asyncio.Future] = {}  # generations peers asked for before their call came
 
     # -- what the driver calls ----------------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -112,6 +115,18 @@ class NodeAggregator:
     def pid(self) -> int:
         """This actor's process id (for tests and diagnostics)."""
         return os.getpid()
+
+    async def ping(self) -> bool:
+        """The driver's heartbeat: answered by the event loop at once (a frozen node never answers)."""
+        return True
+
+    async def abandon(self, g: Any) -> None:
+        """The driver declared a peer lost in round ``g``: every wait on a peer ends, and the call
+        replies at once with the rows it has (the driver redoes the rest on the survivors)."""
+        gen = self.gens.get(g)
+        if gen is not None:
+            gen.abandoned.set()
+            self.wake.set()
 
     def load_replica(self, replica_bytes: bytes) -> bool:
         self.replica = cloudpickle.loads(replica_bytes)
@@ -128,6 +143,9 @@ class NodeAggregator:
         """
         gen = Generation(g, peers, rank)
         self.gens[g] = gen
+        waiter = self.arrivals.pop(g, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(gen)
         while len(self.gens) > KEEP:
             self.gens.pop(next(iter(self.gens)))
         try:
@@ -154,16 +172,21 @@ class NodeAggregator:
             self.scheduler = asyncio.ensure_future(self._schedule())
         self.wake.set()
         published = asyncio.ensure_future(gen.published.wait())
-        await asyncio.wait([published, self.scheduler], return_when=asyncio.FIRST_COMPLETED)
-        if not published.done():  # the scheduler stopped: it raised
-            published.cancel()
+        abandoned = asyncio.ensure_future(gen.abandoned.wait())
+        await asyncio.wait([published, abandoned, self.scheduler], return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (published, abandoned):
+            if not waiter.done():
+                waiter.cancel()
+        if gen.abandoned.is_set():
+            return self._incomplete(gen, gen.reply(), "the driver declared a node lost")
+        if not gen.published.is_set():  # the scheduler stopped: it raised
             raise WorkerError(f"the node's scheduler stopped: {self.scheduler.exception()!r}")
         if gen.error is not None:
             raise gen.error
         reply = gen.reply()
         fitness, present = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
         exchanged = [known, gen.fitness()]
-        pulled = await asyncio.gather(*(gen.peers[k].results.remote(gen.g) for k in gen.others),
+        pulled = await asyncio.gather(*(self._ask(gen, gen.peers[k].results.remote(gen.g)) for k in gen.others),
                                       return_exceptions=True)  # from every peer at once
         for k, got in zip(gen.others, pulled):
             if isinstance(got, BaseException):  # RayActorError: the peer is gone
@@ -186,9 +209,38 @@ class NodeAggregator:
 
     # -- what peers call ----------------------------------------------------------------------
     async def _gen(self, g: Any) -> Generation:
-        while g not in self.gens:
-            await asyncio.sleep(0.001)
-        return self.gens[g]
+        """Generation ``g``, waiting for its call to arrive if a peer asks first."""
+        gen = self.gens.get(g)
+        if gen is not None:
+            return gen
+        waiter = self.arrivals.get(g)
+        if waiter is None:
+            waiter = self.arrivals[g] = asyncio.get_running_loop().create_future()
+        return await waiter
+
+    async def _ask(self, gen: Generation, ref: Any, timeout: float | None = None) -> Any:
+        """A peer's answer; ``_PeerLost`` once the round is abandoned, or after ``timeout`` seconds."""
+        answer = asyncio.ensure_future(_awaited(ref))
+        abandoned = asyncio.ensure_future(gen.abandoned.wait())
+        try:
+            await asyncio.wait([answer, abandoned], timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            abandoned.cancel()
+        if not answer.done():
+            answer.cancel()
+            raise _PeerLost("the round was abandoned" if gen.abandoned.is_set() else "a peer did not answer in time")
+        return answer.result()
+
+    @staticmethod
+    async def _until(gen: Generation, event: asyncio.Event) -> None:
+        """Wait for ``event`` of ``gen``; raise once the round is abandoned (the asking peer replies)."""
+        if not event.is_set():
+            waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(gen.abandoned.wait())]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiter in waits:
+                waiter.cancel()
+        if not event.is_set():
+            raise _PeerLost(f"generation {gen.g} was abandoned on this node")
 
     async def steal(self, g: Any, n: int) -> list[int]:
         """Up to ``n`` rows from the back of the queue (never started here): at most half of it."""
@@ -201,6 +253,19 @@ class NodeAggregator:
         gen.check_published()
         return rows[::-1]
 
+    async def lend(self, g: Any, n: int) -> list[int]:
+        """Up to ``n`` rows from the back of the queue for a peer that has published its own: they stay
+        this node's (it waits for them, in_flight lists them for backups) and the peer delivers them."""
+        gen = self.gens.get(g)
+        if gen is None or not gen.queue:
+            return []
+        n = max(1, min(int(n), len(gen.queue) // 2))
+        rows = sorted(gen.queue.pop() for _ in range(n))
+        gen.taken.update(rows)
+        gen.lent[tuple(rows)] = time.monotonic()
+        gen.stats["lent"] += len(rows)
+        return rows
+
     async def load(self, g: Any) -> int:
         """Rows queued here and not started (what a thief could take)."""
         gen = self.gens.get(g)
@@ -212,8 +277,15 @@ class NodeAggregator:
         if gen is None:
             return []
         now = time.monotonic()
-        return [(index.tolist(), now - started) for index, started in gen.running.values()
-                if not gen.have[index].all()]
+        mine = [(index.tolist(), now - started) for index, started in gen.running.values() if not gen.have[index].all()]
+        return mine + self._lent_out(gen, now)
+
+    @staticmethod
+    def _lent_out(gen: Generation, now: float) -> list[tuple[list[int], float]]:
+        """Rows lent to peers that have not come back, with their age in seconds."""
+        for rows in [r for r in gen.lent if gen.have[list(r)].all()]:
+            del gen.lent[rows]
+        return [(list(rows), now - since) for rows, since in gen.lent.items()]
 
     async def deliver(self, g: Any, index: list[int], fitness: np.ndarray, steps: np.ndarray,
                       info: dict[str, np.ndarray]) -> None:
@@ -226,21 +298,19 @@ class NodeAggregator:
     async def results(self, g: Any) -> tuple[np.ndarray, np.ndarray]:
         """Row positions and fitness of every row evaluated here (once this node has published)."""
         gen = await self._gen(g)
-        await gen.published.wait()
+        await self._until(gen, gen.published)
         return gen.fitness()
 
     async def bundle_chunk(self, g: Any, i: int) -> list:
         """``[ref]`` to this node's copy of chunk ``i`` of the generation's bundle (for a child)."""
         gen = await self._gen(g)
-        while i not in gen.copies:
-            await asyncio.sleep(0.001)
+        await self._until(gen, gen.copies_made)
         return [await gen.copies[i]]
 
     async def partial_chunk(self, g: Any, i: int) -> np.ndarray:
         """Chunk ``i`` of this node's subtree sum (its blocks plus its children's subtrees)."""
         gen = await self._gen(g)
-        while i not in gen.tree:
-            await asyncio.sleep(0.001)
+        await self._until(gen, gen.tree_made)
         return await gen.tree[i]
 
     # -- the generation's bundle, down the tree ------------------------------------------------------
@@ -252,14 +322,17 @@ class NodeAggregator:
         loop = asyncio.get_running_loop()
         for i in range(len(sources)):
             gen.copies[i] = loop.create_future()
+        gen.copies_made.set()
         parent = (gen.rank - 1) // 2
 
         async def chunk(i: int) -> bytes:
             try:
-                ref = sources[i] if gen.rank == 0 else (await gen.peers[parent].bundle_chunk.remote(gen.g, i))[0]
-                data = await ref
+                ref = sources[i] if gen.rank == 0 else (
+                    await self._ask(gen, gen.peers[parent].bundle_chunk.remote(gen.g, i)))[0]
+                data = await self._ask(gen, ref)
             except Exception as exc:  # noqa: BLE001 - the parent is gone
                 gen.copies[i].set_exception(_PeerLost(f"node {parent} failed: {type(exc).__name__}"))
+                gen.copies[i].exception()  # retrieved: a child that asks gets it; none may ask
                 raise _PeerLost(f"node {parent} failed: {type(exc).__name__}") from exc
             gen.copies[i].set_result(ray.put(data))
             return data
@@ -291,12 +364,13 @@ class NodeAggregator:
                 await self._completed(waiting[wrapped])
 
     def _active(self) -> list[Generation]:
-        return [gen for gen in self.gens.values() if gen.ready.is_set() and not gen.finished and gen.error is None]
+        return [gen for gen in self.gens.values()
+                if gen.ready.is_set() and not gen.finished and gen.error is None and not gen.abandoned.is_set()]
 
     async def _pick(self) -> tuple[Generation, np.ndarray, int | None] | None:
         """Work for a free worker, from the oldest generation that has some."""
         for gen in self._active():
-            index = gen.next_batch(self.chunks, self.workers)
+            index = gen.next_batch(self.chunks, self.workers * len(gen.peers))
             if index is not None:
                 return gen, index, None
             picked = await self._more_work(gen)
@@ -320,33 +394,46 @@ class NodeAggregator:
 
     async def _ask_peers(self, gen: Generation) -> tuple[Generation, np.ndarray, int | None] | None:
         others = gen.others
-        if not gen.published.is_set():
-            loads = await asyncio.gather(*(gen.peers[k].load.remote(gen.g) for k in others), return_exceptions=True)
-            for _, k in sorted(((n, k) for n, k in zip(loads, others) if isinstance(n, int) and n > 0), reverse=True):
-                try:
-                    stolen = await gen.peers[k].steal.remote(gen.g, 1 << 30)
-                except Exception:  # noqa: BLE001 - a peer that is gone has nothing to give
-                    continue
-                if stolen:
-                    gen.stats["stolen"] += len(stolen)
-                    gen.queue.extend(stolen)
-                    index = gen.next_batch(self.chunks, self.workers)
-                    if index is not None:  # always: the queue holds the stolen rows
-                        return gen, index, None
-        running = await asyncio.gather(*(gen.peers[k].in_flight.remote(gen.g) for k in others), return_exceptions=True)
-        best = None
-        for k, batches in zip(others, running):
+        loads = await asyncio.gather(*(self._ask(gen, gen.peers[k].load.remote(gen.g), self.peer_timeout)
+                                       for k in others), return_exceptions=True)
+        for load, k in sorted(((n, k) for n, k in zip(loads, others) if isinstance(n, int) and n > 0), reverse=True):
+            # the most loaded first: before publishing, take half of its queue as this node's own;
+            # after (peers may have read this node's results), borrow a worker's take, run for the owner
+            try:
+                if not gen.published.is_set():
+                    rows = await self._ask(gen, gen.peers[k].steal.remote(gen.g, 1 << 30), 4 * self.peer_timeout)
+                else:
+                    take = max(1, load // (self.chunks * self.workers * len(gen.peers)))
+                    rows = await self._ask(gen, gen.peers[k].lend.remote(gen.g, take), 4 * self.peer_timeout)
+            except Exception:  # noqa: BLE001 - a peer that is gone or silent has nothing to give
+                continue
+            if not rows:
+                continue
+            if gen.published.is_set():
+                gen.stats["borrowed"] += len(rows)
+                gen.backed_up.update(rows)  # running here: never backed up from here as well
+                return gen, np.asarray(rows, dtype=np.int64), k
+            gen.stats["stolen"] += len(rows)
+            gen.queue.extend(rows)
+            index = gen.next_batch(self.chunks, self.workers * len(gen.peers))
+            if index is not None:  # always: the queue holds the stolen rows
+                return gen, index, None
+        own = self._lent_out(gen, time.monotonic())  # this node's rows lent to a peer that went silent
+        running = await asyncio.gather(*(self._ask(gen, gen.peers[k].in_flight.remote(gen.g), self.peer_timeout)
+                                         for k in others), return_exceptions=True)
+        best: tuple[int | None, list[int], float] | None = None
+        for peer, batches in [*zip(others, running), (None, own)]:
             if isinstance(batches, BaseException):
                 continue
-            for index, age in batches:
-                if not gen.backed_up.issuperset(index) and (best is None or age > best[2]):
-                    best = (k, index, age)
+            for batch, age in batches:
+                if not gen.backed_up.issuperset(batch) and (best is None or age > best[2]):
+                    best = (peer, batch, age)
         if best is None:
             return None
-        k, index, _ = best
-        gen.backed_up.update(index)
-        gen.stats["backups"] += len(index)
-        return gen, np.sort(np.asarray(index, dtype=np.int64)), k
+        owner, batch, _ = best
+        gen.backed_up.update(batch)
+        gen.stats["backups"] += len(batch)
+        return gen, np.sort(np.asarray(batch, dtype=np.int64)), owner
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
         shared, rows = gen.inputs()
@@ -389,11 +476,8 @@ class NodeAggregator:
         gen.stats["worker_cpu_seconds"] += float(meta.get("cpu_seconds", 0.0))
         gen.stats["rows"] += len(index)
         gen.record(index, result)
-        if owner is not None:
-            try:
-                await gen.peers[owner].deliver.remote(gen.g, index.tolist(), result.fitness, result.steps, result.info)
-            except Exception:  # noqa: BLE001 - the owner is gone: the driver redoes what it missed
-                pass
+        if owner is not None:  # sent, not awaited: a frozen owner never stalls this scheduler
+            gen.peers[owner].deliver.remote(gen.g, index.tolist(), result.fitness, result.steps, result.info)
 
     # -- the reduction -------------------------------------------------------------------------
     async def _reduce(self, gen: Generation, fitness: np.ndarray) -> dict[str, Any]:
@@ -415,6 +499,7 @@ class NodeAggregator:
         n_chunks = max(1, -(-len(vector) // CHUNK))
         for i in range(n_chunks):
             gen.tree[i] = loop.create_future()
+        gen.tree_made.set()
         totals = await asyncio.gather(*(self._chunk(gen, i, vector[i * CHUNK:(i + 1) * CHUNK], children)
                                         for i in range(n_chunks)))
         gen.stats["blocks"] += len(mine)
@@ -425,10 +510,11 @@ class NodeAggregator:
     async def _chunk(self, gen: Generation, i: int, own: np.ndarray, children: list[int]) -> np.ndarray:
         total = own.copy()
         try:
-            parts = await asyncio.gather(*(gen.peers[c].partial_chunk.remote(gen.g, i) for c in children))
+            parts = await asyncio.gather(*(self._ask(gen, gen.peers[c].partial_chunk.remote(gen.g, i)) for c in children))
         except Exception as exc:  # noqa: BLE001 - a child is gone
             lost = _PeerLost(f"a node of the reduction tree failed: {type(exc).__name__}")
             gen.tree[i].set_exception(lost)
+            gen.tree[i].exception()  # retrieved: the parent that asks gets it; none may ask
             raise lost from exc
         for part in parts:
             reduce.add_checked(total, part)
@@ -436,23 +522,10 @@ class NodeAggregator:
         return total
 
     def _capture(self, population: Population, fitness: np.ndarray):
-        """Run the replica's tell up to its reduction; the coefficients, or None without one."""
-        replica = self.replica
-        if replica is None:
+        """The coefficients the replica's tell would reduce with, or None (the driver reduces)."""
+        if self.replica is None:
             return None
-        box: list = []
-
-        def capture(pop, coefficients, square_coefficients=None):
-            box.append((np.asarray(coefficients, dtype=np.float64),
-                        None if square_coefficients is None else np.asarray(square_coefficients, dtype=np.float64)))
-            raise _Captured
-
-        replica.reducer = capture
-        replica._pending, replica._ahead, replica._diverged = population, None, None
         try:
-            replica.tell(fitness)
-        except _Captured:
-            return box[0]
+            return self.replica.coefficients(population, fitness)
         except Exception:  # noqa: BLE001 - the driver reduces instead (same bits)
             return None
-        return None

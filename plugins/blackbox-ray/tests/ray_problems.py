@@ -88,3 +88,35 @@ class Slow(Stateful):
 
         time.sleep(self.delay * len(params))
         return super().evaluate(params, seeds)
+
+
+def _descends_from(pid: int) -> bool:
+    """Whether this process runs under process ``pid`` (read from /proc: Linux)."""
+    current = os.getpid()
+    while current > 1:
+        if current == pid:
+            return True
+        try:
+            with open(f"/proc/{current}/stat") as stat:
+                current = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+class SlowerUnder(Stateful):
+    """Stateful, after sleeping ``delay`` seconds a row, ``factor`` times longer in the processes under
+    process ``slow_pid`` (one simulated node's raylet): a node that many times slower than the others."""
+
+    def __init__(self, dim: int, delay: float, slow_pid: int, factor: float = 5.0):
+        super().__init__(dim)
+        self.delay, self.slow_pid, self.factor = delay, slow_pid, factor
+        self._slow: bool | None = None
+
+    def evaluate(self, params, seeds):
+        import time
+
+        if self._slow is None:
+            self._slow = _descends_from(self.slow_pid)
+        time.sleep(self.delay * len(params) * (self.factor if self._slow else 1.0))
+        return super().evaluate(params, seeds)

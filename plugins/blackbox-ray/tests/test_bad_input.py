@@ -4,10 +4,14 @@ a node whose CPU kernels differ is named in a warning."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -21,7 +25,7 @@ from blackbox_ray.checks import MixedKernelsWarning, check_node, driver_facts  #
 
 import blackbox as bb  # noqa: E402
 from blackbox.core.simd import has_avx2_fma  # noqa: E402
-from blackbox.errors import WorkerError  # noqa: E402
+from blackbox.errors import ConfigError, WorkerError  # noqa: E402
 
 
 def test_an_address_that_cannot_be_reached_is_named():
@@ -33,6 +37,65 @@ def test_an_address_that_cannot_be_reached_is_named():
         "refused); start one with `ray start --head` on that machine, or pass the address it printed"
     )
     assert not ray.is_initialized()
+
+
+@pytest.fixture(params=["http", "silent"])
+def other_server(request):
+    """A TCP server on 127.0.0.1 that is not Ray: it answers HTTP/1.1, or accepts and says nothing."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    stop, held = threading.Event(), []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if request.param == "http":
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.getsockname()[1]}", request.param
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_an_address_where_another_server_listens_is_refused_in_one_line_within_10_s(other_server, capfd):
+    address, _ = other_server
+    executor = RayExecutor(address=address)
+    started = time.monotonic()
+    with pytest.raises(WorkerError) as info:
+        executor.start(bb.make_problem("sphere", dim=3))
+    took = time.monotonic() - started
+    why = "it did not answer an HTTP/2 (gRPC) handshake"  # an HTTP/1.1 reply, or none within 3 s
+    assert str(info.value) == (
+        f"no Ray cluster answers at address {address!r}: a server listens there, but {why}; pass the address "
+        f"`ray start --head` printed (its GCS port, 6379 unless --port was given)"
+    )
+    assert took < 10.0
+    assert not ray.is_initialized()
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # none of Ray's log lines
+
+
+@pytest.mark.parametrize("bound", [0, -1, 0.5, 7200, float("nan"), "ten"])
+def test_a_heartbeat_outside_its_range_is_refused_in_one_line(bound):
+    with pytest.raises(ConfigError) as info:
+        RayExecutor(heartbeat=bound)
+    assert str(info.value) == (
+        f"heartbeat={bound!r}: the seconds an aggregator may stay silent before it is declared lost must be "
+        f"from 1 to 3600 (default 10; see docs/cluster.md, Frozen nodes)"
+    )
+    assert RayExecutor(heartbeat=1).heartbeat == 1.0 and RayExecutor().heartbeat == 10.0
 
 
 def test_a_node_with_other_versions_or_arithmetic_is_refused_by_name():
@@ -145,3 +208,18 @@ def test_a_run_warns_of_a_node_whose_blas_kernels_differ():
     assert ") rounds numpy's tanh/exp or BLAS products otherwise than the driver (other BLAS kernels)" in str(
         caught[0].message)
     assert np.array_equal(fitness.fitness, -np.ones(3))  # admitted: the run goes on
+
+
+def test_a_population_smaller_than_the_cluster_is_warned_of_in_one_line():
+    from blackbox_ray import ClusterSizeWarning
+
+    executor = RayExecutor(num_cpus=4, node_timeout=60)
+    try:
+        with pytest.warns(ClusterSizeWarning) as caught:
+            bb.optimize(bb.make_strategy("openai-es", dim=3, popsize=2, seed=1), bb.make_problem("sphere", dim=3),
+                        executor, generations=2, seed=0)
+    finally:
+        executor.close()
+    assert [str(w.message) for w in caught] == [  # once a run
+        "a generation of 3 rows (popsize 2 and the center) leaves 1 of the cluster's 4 cores idle; scale the "
+        "strategy to the cluster with popsize >= 3 (docs/cluster.md, Populations sized to the cluster)"]

@@ -167,3 +167,12 @@ def test_a_node_that_joins_mid_run_is_used(cluster):
     assert executor.stats.nodes_joined == 1 and executor.nodes == len(nodes)
     assert per_generation[0] == len(nodes) - 1 and per_generation[-1] == len(nodes)  # used once ready
     executor.close()
+
+
+def test_the_address_probe_accepts_a_running_cluster_quickly(cluster):
+    from blackbox_ray.checks import probe_address
+
+    made, _ = cluster
+    started = time.monotonic()
+    probe_address(made.address)  # TCP, HTTP/2 and the GCS's cluster id: no error
+    assert time.monotonic() - started < 10.0
