@@ -15,7 +15,7 @@ NAMED = re.compile(r"`((?:[\w]+/)*\w+\.py)(?::([\w.]+))?")
 
 def contract_layers() -> list[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    package = next(c for c in config["contracts"] if c["containers"] == [config["root_package"]])
+    package = next(c for c in config["contracts"] if c.get("containers") == ["blackbox"])
     return [" | ".join(part.strip() for part in layer.split("|")) for layer in package["layers"]]
 
 
