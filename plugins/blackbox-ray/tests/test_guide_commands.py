@@ -91,6 +91,7 @@ DRIVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.reliability_long  # a frozen or freshly started cluster: long; CI runs -m reliability_long
 def test_the_guides_commands_start_a_cluster_with_token_authentication(tmp_path):
     commands = guide_commands()
     assert [c.split()[:3] for c in commands] == [["ray", "get-auth-token", "--generate"],

@@ -94,6 +94,7 @@ def test_finished_nodes_take_a_slow_nodes_queued_rows_to_the_last_row(cluster):
     assert executor.stats.rounds == executor.stats.generations and executor.stats.nodes_lost == 0
 
 
+@pytest.mark.reliability_long  # a frozen or freshly started cluster: long; CI runs -m reliability_long
 def test_a_frozen_node_is_fenced_within_the_heartbeat_and_the_run_stays_bit_identical(cluster):
     _, nodes = cluster
     reference = run("serial", Slow(6, 0.02))
