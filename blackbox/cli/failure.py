@@ -15,6 +15,7 @@ for: ``blackbox --debug COMMAND ...`` (or ``COMMAND ... --debug``), or ``BLACKBO
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
@@ -62,6 +63,12 @@ def exit_status(command: str, exc: BaseException, debug: bool = False) -> int:
         status = code if isinstance(code, int) and not isinstance(code, bool) and code != 0 else 2
         line = (f"error: code it ran (a plugin, a problem or a callback) called sys.exit({code!r}); "
                 f"the command stopped there{hint}")
+    elif isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR,
+                                                    errno.EACCES, errno.EROFS) and exc.filename is not None:
+        # a path the command line named (or a folder under it) that cannot be used: bad input, not a bug
+        name = str(exc.filename)
+        shown = name if len(name) <= 60 else f"{name[:40]}...{name[-12:]}"
+        line, status = f"error: cannot use {shown!r}: {exc.strerror}; check the path given", 2
     elif memory is not None:  # also when cleaning up after it failed in turn
         line, status = (f"error: out of memory: {describe_exception(memory)}; lower what sizes "
                         f"the run (dim, popsize, workers, batch_size) or free memory{hint}"), 2
