@@ -106,6 +106,10 @@ class Strategy(ABC):
     #: Bounds of ``state_fields`` beyond "finite" that a loaded state must keep
     #: (``{"stdev": POSITIVE}``: :mod:`blackbox.core.state`).
     state_bounds: ClassVar[Mapping[str, str]] = {}
+    #: Optimizer steps each ``tell()`` takes, for a strategy whose ``optimizer`` (a state field with a
+    #: step count ``t``) steps a fixed number of times a generation: a loaded state must agree
+    #: (``t == optimizer_steps_per_generation * generation``). None: no such relation is checked.
+    optimizer_steps_per_generation: ClassVar[int | None] = None
     #: True when ``sigma`` is the ``Params`` field of that name, evolved: a loaded sigma passes that
     #: field's checks (:meth:`Params.check_evolved`). False when sigma summarizes a per-dimension
     #: ``stdev`` declared in ``state_fields``.
@@ -396,6 +400,7 @@ class Strategy(ABC):
             )
         self._check_base_state(state)
         fields = check_fields(self, self.state_fields, state, rows=self.state_rows, bounds=self.state_bounds)
+        self._check_optimizer_steps(state)
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.seed = int(state["seed"])
         self.generation = int(state["generation"])
@@ -479,6 +484,20 @@ class Strategy(ABC):
     @abstractmethod
     def _tell(self, population: Population, fitness: np.ndarray) -> float | None:
         """Update from the checked fitness; return the update's norm if known."""
+
+    def _check_optimizer_steps(self, state: dict[str, Any]) -> None:
+        """A strategy whose optimizer steps once a generation (``optimizer_steps_per_generation``) has
+        taken exactly ``generation`` steps: another step count is an impossible state (a tampered or
+        miswritten checkpoint whose checksums were made again), refused before anything is changed."""
+        per = self.optimizer_steps_per_generation
+        optimizer = state.get("optimizer")
+        if per is None or not isinstance(optimizer, dict) or "t" not in optimizer:
+            return
+        steps, generation = int(optimizer["t"]), int(state["generation"])
+        if steps != per * generation:
+            raise ConfigError(f"state_dict/optimizer/t is {steps}, but a strategy at generation {generation} has "
+                              f"taken {per * generation} optimizer steps ({per} a generation): the state is "
+                              f"inconsistent")
 
     def _state_dict(self) -> dict[str, Any]:
         """State that ``state_fields`` cannot describe (a wrapped library's object graph); plain data."""
