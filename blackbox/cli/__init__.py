@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from .failure import debug_wanted, exit_status
+from .failure import debug_wanted, exit_status, one_line_warnings
 
 __all__ = ["main", "script", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
@@ -53,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = build_parser().parse_args(argv)
     args.started = started  # commands that report their wall time measure it from here
+    one_line_warnings(args.command)
     try:
         return int(args.func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every failure ends as one line (see cli/failure.py)

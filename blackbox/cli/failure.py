@@ -19,16 +19,35 @@ import errno
 import os
 import sys
 import traceback
+import warnings
 
 from ..core.executor import describe_exception
 from ..errors import BlackboxError
 
-__all__ = ["DEBUG_VARIABLE", "INTERNAL_ERROR", "debug_wanted", "exit_status"]
+__all__ = ["DEBUG_VARIABLE", "INTERNAL_ERROR", "debug_wanted", "exit_status", "one_line_warnings"]
 
 #: The environment variable that turns tracebacks on.
 DEBUG_VARIABLE = "BLACKBOX_DEBUG"
 #: The exit status of an unexpected exception (sysexits' EX_SOFTWARE: an internal software error).
 INTERNAL_ERROR = 70
+
+
+def one_line_warnings(command: str) -> None:
+    """Print blackbox's own warnings (those whose class is defined in ``blackbox``) as one line,
+    ``blackbox COMMAND: warning: message``, not in Python's two-line format with a source line.
+
+    Replaces ``warnings.formatwarning`` with a wrapper that leaves every other warning as it was;
+    recording warnings (pytest, ``catch_warnings(record=True)``) is untouched, as it formats nothing."""
+    current = warnings.formatwarning
+    original = getattr(current, "blackbox_original", current)
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if getattr(category, "__module__", "").split(".")[0] == "blackbox":
+            return f"blackbox {command}: warning: {' '.join(str(message).split())}\n"
+        return original(message, category, filename, lineno, line)
+
+    formatwarning.blackbox_original = original  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning
 
 
 def debug_wanted(flag: bool = False) -> bool:

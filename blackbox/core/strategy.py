@@ -291,7 +291,10 @@ class Strategy(ABC):
         f = check_fitness(fitness, len(population))
         previous = self._center
         try:
-            norm = self._tell(population, f)
+            # numpy's overflow warnings would be printed before the clean TellError below (or for an
+            # update norm that overflowed): a non-finite result is checked and reported here instead
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                norm = self._tell(population, f)
         except OverflowError as exc:  # math.exp of a huge step
             raise self._diverge(previous, f, str(exc)) from None
         except MemoryError as exc:  # the update stopped half way: nothing of it may be used
@@ -302,7 +305,8 @@ class Strategy(ABC):
         if not (np.all(np.isfinite(self._center)) and np.all(np.isfinite(self.sigma))):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
-            norm = float(np.linalg.norm(self._center - previous))
+            with np.errstate(over="ignore", invalid="ignore"):  # a norm that overflows is inf, quietly
+                norm = float(np.linalg.norm(self._center - previous))
         self._pending, self._ahead = self._ahead, None  # a population asked ahead is now pending
         self._pending_kept = self._pending is not None
         self._rng_state_at_ask = self._rng_state_at_ahead = None

@@ -40,16 +40,18 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def check_worker_count(executor: str, workers: int, oversubscribe: bool) -> int:
+def check_worker_count(executor: str, workers: int, oversubscribe: bool, units: str = "processes") -> int:
     """``workers`` for a pool the executor makes itself, refused above ``MAX_WORKERS_PER_CORE`` per core
-    unless ``oversubscribe``."""
+    unless ``oversubscribe``. ``executor`` is the spec's start (``futures:kind=thread``), ``units`` what
+    a worker is (``processes`` or ``threads``)."""
     cores = available_cores()
     limit = MAX_WORKERS_PER_CORE * cores
     if workers > limit and not oversubscribe:
+        sep = "," if ":" in executor else ":"
         raise ConfigError(
-            f"{executor}:workers={workers} would start {workers} processes on {cores} core(s); more than "
+            f"{executor}{sep}workers={workers} would start {workers} {units} on {cores} core(s); more than "
             f"{MAX_WORKERS_PER_CORE} per core ({limit}) is refused unless you ask for it with "
-            f"{executor}:workers={workers},oversubscribe=true (e.g. for evaluations that mostly wait)"
+            f"{executor}{sep}workers={workers},oversubscribe=true (e.g. for evaluations that mostly wait)"
         )
     return workers
 

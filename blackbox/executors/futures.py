@@ -136,7 +136,8 @@ class FuturesExecutor(PoolExecutor):
             workers = getattr(pool, "_max_workers", None) or os.cpu_count() or 1
         self._workers = check_int("workers", workers, minimum=1)
         if pool is None:
-            check_worker_count("futures", self._workers, bool(oversubscribe))
+            check_worker_count(f"futures:kind={self.kind}", self._workers, bool(oversubscribe),
+                               "threads" if self.kind == "thread" else "processes")
         self.oversubscribe = bool(oversubscribe)
         self.timeout = None if timeout is None else check_float("timeout", timeout, positive=True)
         self.on_timeout = check_choice("on_timeout", on_timeout, ("error", "worst"))

@@ -40,13 +40,15 @@ def marked(rows: int = 6, mark: int = 4) -> bb.Population:
                                   "futures:kind=thread,workers=100000"])
 def test_worker_counts_beyond_a_few_per_core_are_refused_unless_asked_for(spec):
     name = spec.split(":")[0]
+    start = spec.rsplit(",", 1)[0] + "," if "kind=" in spec else f"{name}:"  # issue 25: threads are threads
+    units = "threads" if "kind=thread" in spec else "processes"
     limit = MAX_WORKERS_PER_CORE * available_cores()
     with pytest.raises(bb.ConfigError) as info:
         bb.make_executor(spec)
     assert str(info.value) == (
-        f"{name}:workers=100000 would start 100000 processes on {available_cores()} core(s); more than "
+        f"{start}workers=100000 would start 100000 {units} on {available_cores()} core(s); more than "
         f"{MAX_WORKERS_PER_CORE} per core ({limit}) is refused unless you ask for it with "
-        f"{name}:workers=100000,oversubscribe=true (e.g. for evaluations that mostly wait)")
+        f"{start}workers=100000,oversubscribe=true (e.g. for evaluations that mostly wait)")
     assert bb.make_executor(f"{spec},oversubscribe=true").workers == 100000  # nothing starts before start()
     assert bb.make_executor(f"{name}:workers={limit}").workers == limit
     note("worker counts beyond 4 per core (loky, futures process and thread)", inputs=1, refused=1, uncaught=0)
