@@ -52,7 +52,7 @@ from .._validate import check_choice, check_float, check_int
 from ..core.problem import Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
-from .bounds import check_worker_count, watch_parent
+from .bounds import check_worker_count, quiet_resource_tracker, watch_parent
 from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory
@@ -175,6 +175,7 @@ class FuturesExecutor(PoolExecutor):
     def _make_pool(self) -> cf.Executor:
         if self.kind == "thread":
             return DaemonThreadPool(self._workers)
+        quiet_resource_tracker()  # before multiprocessing starts its tracker with this process's flags
         return cf.ProcessPoolExecutor(
             self._workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_process, initargs=(self.threads, os.getpid()),
