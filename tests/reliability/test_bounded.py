@@ -279,3 +279,27 @@ def test_no_leaked_semaphore_warning_after_the_driver_is_killed(executor, tmp_pa
     text = (tmp_path / "stderr").read_text()
     assert "leaked" not in text and "resource_tracker" not in text, text
     note("driver SIGKILLed: no leaked-semaphore warning (loky, futures)", faults=1, runs=1)
+
+
+def test_serial_timeout_interrupts_a_row_that_catches_the_first_interruption():
+    """H7 re-checked (issue 25): a problem that catches everything (``except BaseException``) and hangs
+    again hung the run for ever; the alarm now repeats until the call is left."""
+    class Retries(bb.Problem):
+        dim = 2
+
+        def evaluate(self, params, seeds):
+            try:
+                time.sleep(3600)
+            except BaseException:  # noqa: BLE001 - what the test is about
+                time.sleep(3600)
+            return bb.EvalResult(np.zeros(len(params)), np.zeros(len(params), dtype=np.int64))
+
+    executor = SerialExecutor(timeout=0.5)
+    executor.start(Retries())
+    with pytest.raises(bb.errors.EvaluationError) as info:
+        executor.evaluate(bb.Population.from_dense(np.zeros((1, 2))), np.arange(7, 8))
+    assert str(info.value) == ("evaluation of row 0 (seed 7) did not finish within the timeout of 0.5 s; "
+                               "it was interrupted")
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+    note("serial: a hung row that catches its first interruption", faults=1, runs=1)
