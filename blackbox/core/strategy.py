@@ -292,8 +292,10 @@ class Strategy(ABC):
         previous = self._center
         try:
             # numpy's overflow warnings would be printed before the clean TellError below (or for an
-            # update norm that overflowed): a non-finite result is checked and reported here instead
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            # update norm that overflowed): a non-finite result is checked and reported here instead.
+            # Division by zero and invalid operations still warn: they are a strategy's bugs (the
+            # conformance kit's check_constant_fitness turns them into errors to find them).
+            with np.errstate(over="ignore"):
                 norm = self._tell(population, f)
         except OverflowError as exc:  # math.exp of a huge step
             raise self._diverge(previous, f, str(exc)) from None
@@ -305,7 +307,7 @@ class Strategy(ABC):
         if not (np.all(np.isfinite(self._center)) and np.all(np.isfinite(self.sigma))):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
-            with np.errstate(over="ignore", invalid="ignore"):  # a norm that overflows is inf, quietly
+            with np.errstate(over="ignore"):  # a norm that overflows is inf, quietly
                 norm = float(np.linalg.norm(self._center - previous))
         self._pending, self._ahead = self._ahead, None  # a population asked ahead is now pending
         self._pending_kept = self._pending is not None

@@ -306,8 +306,9 @@ def _check_last_record(state: dict[str, Any], records: RecordLog) -> None:
     run = state.get("run")
     for key in ("evaluations", "steps"):  # the run's counters went into the last record as they were
         mine, recorded = run.get(key) if isinstance(run, dict) else None, getattr(last, key)
-        # (a negative count is refused later, naming the bound it breaks)
-        if isinstance(mine, (int, np.integer)) and not isinstance(mine, bool) and mine >= 0 and mine != recorded:
+        # (a count out of range, negative or beyond 2^63, is refused later, naming the bound it breaks)
+        if (isinstance(mine, (int, np.integer)) and not isinstance(mine, bool) and 0 <= mine < 2**63
+                and mine != recorded):
             raise ValueError(f"the run's {key} count {mine!r} is not its last record's {recorded!r}")
 
 
