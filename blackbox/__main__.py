@@ -1,7 +1,5 @@
 """``python -m blackbox`` runs the command line."""
 
-import sys
+from .cli import script
 
-from .cli import main
-
-sys.exit(main())
+script()

@@ -25,12 +25,12 @@ from typing import IO, Any
 import numpy as np
 import tomli_w
 
-from .errors import BlackboxError, CheckpointError, StorageError
+from .errors import BlackboxError, CheckpointError, ConfigError, StorageError
 
 __all__ = [
     "umask", "atomic_write", "atomic_folder", "write_synced", "fsync_dir", "describe_os_error", "npz_bytes", "save_npz",
     "load_npz", "write_toml", "write_json", "map_tree", "flat_leaves", "to_plain", "read_regular_file",
-    "MAX_TEXT_BYTES", "ensure_folder",
+    "MAX_TEXT_BYTES", "ensure_folder", "check_path",
 ]
 
 
@@ -124,6 +124,40 @@ def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _name_max(path: Path) -> int:
+    """The longest file name (bytes) the file system of ``path``'s nearest existing folder takes."""
+    for folder in [path, *path.parents]:
+        try:
+            if folder.is_dir():
+                return int(os.pathconf(folder, "PC_NAME_MAX"))
+        except (OSError, ValueError):
+            break
+    return 255
+
+
+def check_path(path: str | os.PathLike, what: str = "path") -> Path:
+    """``path`` as a Path, or a ConfigError (one line) when no file can have it: a NUL character, a
+    name longer than the file system takes (255 bytes on most), or more than 4096 bytes in all.
+
+    For every command-line argument that becomes a path, so that a long name is bad input, not an
+    ``OSError: File name too long`` from deep inside."""
+    text = os.fspath(path)
+    shown = text if len(text) <= 60 else f"{text[:40]}...{text[-12:]}"
+    if "\0" in text:
+        raise ConfigError(f"{what} {shown!r} contains a NUL character, which no file name may hold")
+    if len(os.fsencode(text)) > 4096:
+        raise ConfigError(f"{what} {shown!r} is {len(os.fsencode(text))} bytes long, more than the 4096 a path "
+                          f"may have; choose a shorter one")
+    limit = _name_max(Path(text).absolute())
+    for part in Path(text).parts:
+        size = len(os.fsencode(part))
+        if size > limit:
+            name = part if len(part) <= 60 else f"{part[:40]}...{part[-12:]}"
+            raise ConfigError(f"{what} {shown!r} has a name of {size} bytes ({name!r}), longer than the {limit} "
+                              f"a file name may have here; choose a shorter one")
+    return Path(text)
 
 
 def describe_os_error(exc: OSError) -> str:

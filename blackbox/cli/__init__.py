@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 from collections.abc import Sequence
 
-from .failure import debug_wanted, exit_status
+from .failure import debug_wanted, exit_status, one_line_warnings
 
-__all__ = ["main", "build_parser", "COMMANDS", "SUBCOMMANDS"]
+__all__ = ["main", "script", "build_parser", "COMMANDS", "SUBCOMMANDS"]
 
 COMMANDS = ["run", "list", "check", "new", "contrast", "resume", "compare", "play"]
 SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
@@ -52,11 +53,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = build_parser().parse_args(argv)
     args.started = started  # commands that report their wall time measure it from here
+    one_line_warnings(args.command)
     try:
         return int(args.func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every failure ends as one line (see cli/failure.py)
         return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)))
 
 
+#: Seconds the ``blackbox`` script waits, after its command is done, for threads that are not daemons
+#: (a plugin's) before it ends anyway.
+THREAD_GRACE = 5.0
+
+
+def script() -> None:
+    """The ``blackbox`` console script: :func:`main`, then exit with its status.
+
+    A thread that is not a daemon (one a plugin started at import, say) would keep Python alive after
+    the command is done, for ever if it never ends: such threads get :data:`THREAD_GRACE` seconds in all,
+    then the process flushes its output, runs its exit handlers and ends with ``os._exit``."""
+    import atexit
+    import threading
+
+    status = main()
+    deadline = time.monotonic() + THREAD_GRACE
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    script()

@@ -15,19 +15,39 @@ for: ``blackbox --debug COMMAND ...`` (or ``COMMAND ... --debug``), or ``BLACKBO
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
+import warnings
 
 from ..core.executor import describe_exception
 from ..errors import BlackboxError
 
-__all__ = ["DEBUG_VARIABLE", "INTERNAL_ERROR", "debug_wanted", "exit_status"]
+__all__ = ["DEBUG_VARIABLE", "INTERNAL_ERROR", "debug_wanted", "exit_status", "one_line_warnings"]
 
 #: The environment variable that turns tracebacks on.
 DEBUG_VARIABLE = "BLACKBOX_DEBUG"
 #: The exit status of an unexpected exception (sysexits' EX_SOFTWARE: an internal software error).
 INTERNAL_ERROR = 70
+
+
+def one_line_warnings(command: str) -> None:
+    """Print blackbox's own warnings (those whose class is defined in ``blackbox``) as one line,
+    ``blackbox COMMAND: warning: message``, not in Python's two-line format with a source line.
+
+    Replaces ``warnings.formatwarning`` with a wrapper that leaves every other warning as it was;
+    recording warnings (pytest, ``catch_warnings(record=True)``) is untouched, as it formats nothing."""
+    current = warnings.formatwarning
+    original = getattr(current, "blackbox_original", current)
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if getattr(category, "__module__", "").split(".")[0] == "blackbox":
+            return f"blackbox {command}: warning: {' '.join(str(message).split())}\n"
+        return original(message, category, filename, lineno, line)
+
+    formatwarning.blackbox_original = original  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning
 
 
 def debug_wanted(flag: bool = False) -> bool:
@@ -62,6 +82,12 @@ def exit_status(command: str, exc: BaseException, debug: bool = False) -> int:
         status = code if isinstance(code, int) and not isinstance(code, bool) and code != 0 else 2
         line = (f"error: code it ran (a plugin, a problem or a callback) called sys.exit({code!r}); "
                 f"the command stopped there{hint}")
+    elif isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR,
+                                                    errno.EACCES, errno.EROFS) and exc.filename is not None:
+        # a path the command line named (or a folder under it) that cannot be used: bad input, not a bug
+        name = str(exc.filename)
+        shown = name if len(name) <= 60 else f"{name[:40]}...{name[-12:]}"
+        line, status = f"error: cannot use {shown!r}: {exc.strerror}; check the path given", 2
     elif memory is not None:  # also when cleaning up after it failed in turn
         line, status = (f"error: out of memory: {describe_exception(memory)}; lower what sizes "
                         f"the run (dim, popsize, workers, batch_size) or free memory{hint}"), 2

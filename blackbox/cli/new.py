@@ -18,7 +18,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConfigError
-from ..files import atomic_write
+from ..files import atomic_write, check_path
 from .plugin_templates import GROUPS, MAKERS, MODULES, PYPROJECT, README, TEST
 
 __all__ = ["add_parser", "run", "write_plugin", "plugin_names"]
@@ -40,11 +40,19 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
+#: The longest plugin name: it names the folder and ``test_<module>.py``, which stay well within the
+#: 255 bytes a file name may have (with room for the temporary names the files are written under).
+MAX_NAME = 100
+
+
 def plugin_names(name: str) -> tuple[str, str]:
     """The module (``my_es``) and class (``MyEs``) names for the plugin ``name``, or a ConfigError."""
     if not _NAME.match(name):
         raise ConfigError(f"plugin name {name!r} is not lowercase words joined by hyphens; use something like "
                           f"'my-es' (it names the distribution, the entry point and, as my_es, the module)")
+    if len(name) > MAX_NAME:
+        raise ConfigError(f"plugin name {name[:40] + '...'!r} is {len(name)} characters long, more than the "
+                          f"{MAX_NAME} it may have (it names a folder and files); choose a shorter one")
     module = name.replace("-", "_")
     if keyword.iskeyword(module):
         raise ConfigError(f"plugin name {name!r} gives the module name {module!r}, a Python keyword; choose another")
@@ -59,7 +67,7 @@ def write_plugin(kind: str, name: str, out: str | Path | None = None) -> list[Pa
     if kind not in GROUPS:
         raise ConfigError(f"kind must be one of {', '.join(GROUPS)}, got {kind!r}")
     module, cls = plugin_names(name)
-    folder = Path(name if out is None else out)
+    folder = check_path(name if out is None else out, "--out")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ConfigError(f"{folder} already exists and is not an empty folder; choose another --out")
     major, minor = __version__.split(".")[:2]

@@ -107,6 +107,10 @@ class Strategy(CoefficientsStep, ABC):
     #: Bounds of ``state_fields`` beyond "finite" that a loaded state must keep
     #: (``{"stdev": POSITIVE}``: :mod:`blackbox.core.state`).
     state_bounds: ClassVar[Mapping[str, str]] = {}
+    #: Optimizer steps each ``tell()`` takes, for a strategy whose ``optimizer`` (a state field with a
+    #: step count ``t``) steps a fixed number of times a generation: a loaded state must agree
+    #: (``t == optimizer_steps_per_generation * generation``). None: no such relation is checked.
+    optimizer_steps_per_generation: ClassVar[int | None] = None
     #: True when ``sigma`` is the ``Params`` field of that name, evolved: a loaded sigma passes that
     #: field's checks (:meth:`Params.check_evolved`). False when sigma summarizes a per-dimension
     #: ``stdev`` declared in ``state_fields``.
@@ -288,7 +292,12 @@ class Strategy(CoefficientsStep, ABC):
         f = check_fitness(fitness, len(population))
         previous = self._center
         try:
-            norm = self._tell(population, f)
+            # numpy's overflow warnings would be printed before the clean TellError below (or for an
+            # update norm that overflowed): a non-finite result is checked and reported here instead.
+            # Division by zero and invalid operations still warn: they are a strategy's bugs (the
+            # conformance kit's check_constant_fitness turns them into errors to find them).
+            with np.errstate(over="ignore"):
+                norm = self._tell(population, f)
         except OverflowError as exc:  # math.exp of a huge step
             raise self._diverge(previous, f, str(exc)) from None
         except MemoryError as exc:  # the update stopped half way: nothing of it may be used
@@ -299,7 +308,8 @@ class Strategy(CoefficientsStep, ABC):
         if not (np.all(np.isfinite(self._center)) and np.all(np.isfinite(self.sigma))):
             raise self._diverge(previous, f, "the center or sigma is no longer finite")
         if norm is None:
-            norm = float(np.linalg.norm(self._center - previous))
+            with np.errstate(over="ignore"):  # a norm that overflows is inf, quietly
+                norm = float(np.linalg.norm(self._center - previous))
         self._pending, self._ahead = self._ahead, None  # a population asked ahead is now pending
         self._pending_kept = self._pending is not None
         self._rng_state_at_ask = self._rng_state_at_ahead = None
@@ -397,6 +407,7 @@ class Strategy(CoefficientsStep, ABC):
             )
         self._check_base_state(state)
         fields = check_fields(self, self.state_fields, state, rows=self.state_rows, bounds=self.state_bounds)
+        self._check_optimizer_steps(state)
         self.rng.bit_generator.state = copy.deepcopy(state["rng"])
         self.seed = int(state["seed"])
         self.generation = int(state["generation"])
@@ -480,6 +491,20 @@ class Strategy(CoefficientsStep, ABC):
     @abstractmethod
     def _tell(self, population: Population, fitness: np.ndarray) -> float | None:
         """Update from the checked fitness; return the update's norm if known."""
+
+    def _check_optimizer_steps(self, state: dict[str, Any]) -> None:
+        """A strategy whose optimizer steps once a generation (``optimizer_steps_per_generation``) has
+        taken exactly ``generation`` steps: another step count is an impossible state (a tampered or
+        miswritten checkpoint whose checksums were made again), refused before anything is changed."""
+        per = self.optimizer_steps_per_generation
+        optimizer = state.get("optimizer")
+        if per is None or not isinstance(optimizer, dict) or "t" not in optimizer:
+            return
+        steps, generation = int(optimizer["t"]), int(state["generation"])
+        if steps != per * generation:
+            raise ConfigError(f"state_dict/optimizer/t is {steps}, but a strategy at generation {generation} has "
+                              f"taken {per * generation} optimizer steps ({per} a generation): the state is "
+                              f"inconsistent")
 
     def _state_dict(self) -> dict[str, Any]:
         """State that ``state_fields`` cannot describe (a wrapped library's object graph); plain data."""

@@ -256,15 +256,37 @@ class Run:
             self.best_params = batch.row(i)
 
 
+def fitness_statistics(finite: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``(sorted values, mean, median)`` of a generation's non-NaN fitness (``[nan]``, nan, nan if none).
+
+    Finite values give a finite mean and median, even when their sum overflows (every row 1e308);
+    they are infinite only when a row is (and NaN when rows of both signs are), quietly."""
+    ordered = np.sort(finite) if len(finite) else np.array([np.nan])  # one sort for best, median, worst
+    half = len(ordered) // 2
+    with np.errstate(invalid="ignore", over="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
+        mean = float(np.mean(ordered))
+        median = float(ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2)
+    if math.isfinite(ordered[0]) and math.isfinite(ordered[-1]):
+        if not math.isfinite(mean):
+            mean = _scaled_mean(ordered)  # finite rows whose sum overflows (1e308 each)
+        if not math.isfinite(median):
+            median = float(ordered[half - 1] / 2 + ordered[half] / 2)
+    return ordered, mean, median
+
+
+def _scaled_mean(ordered: np.ndarray) -> float:
+    """The mean of finite ``ordered`` (sorted) values whose plain sum overflows: summed divided by the
+    largest magnitude, then multiplied back, so that it cannot overflow (it lies between the extremes).
+    Only used when the plain mean is not finite, so that every other record keeps its exact value."""
+    scale = max(abs(float(ordered[0])), abs(float(ordered[-1])))
+    return float(np.mean(ordered / scale) * scale)
+
+
 def _make_record(run: Run, fitness: np.ndarray, center: float | None, gen_time: float) -> Record:
     """The generation's record from the strategy's rows' ``fitness`` and the center row's value."""
     n = len(fitness)
     finite = fitness[~np.isnan(fitness)]
-    ordered = np.sort(finite) if len(finite) else np.array([np.nan])  # one sort for best, median, worst
-    half = len(ordered) // 2
-    with np.errstate(invalid="ignore"):  # +inf and -inf in one generation: mean/median NaN, quietly
-        mean = float(np.mean(ordered))
-        median = float(ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2)
+    ordered, mean, median = fitness_statistics(finite)
     center_rank = None
     if center is not None:
         center_rank = 1 + int(np.sum(finite > center)) if not math.isnan(center) else n + 1

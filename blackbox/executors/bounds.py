@@ -9,17 +9,21 @@ how much of their own memory they may hold.
 - :func:`private_memory`: a process's own memory (anonymous resident pages and swap), leaving out
   the pages of files it maps, such as the noise table that every worker shares; what loky's
   ``max_worker_memory`` counts.
+- :func:`quiet_resource_tracker`: the resource tracker that loky and multiprocessing start cleans up
+  the semaphores of a SIGKILLed driver without printing a two-line warning about each "leak".
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_WORKERS_PER_CORE", "available_cores", "check_worker_count", "watch_parent", "private_memory"]
+__all__ = ["MAX_WORKERS_PER_CORE", "available_cores", "check_worker_count", "watch_parent", "private_memory",
+           "quiet_resource_tracker"]
 
 #: Workers per core beyond which a pool made here is refused unless ``oversubscribe=true``.
 MAX_WORKERS_PER_CORE = 4
@@ -40,16 +44,18 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
-def check_worker_count(executor: str, workers: int, oversubscribe: bool) -> int:
+def check_worker_count(executor: str, workers: int, oversubscribe: bool, units: str = "processes") -> int:
     """``workers`` for a pool the executor makes itself, refused above ``MAX_WORKERS_PER_CORE`` per core
-    unless ``oversubscribe``."""
+    unless ``oversubscribe``. ``executor`` is the spec's start (``futures:kind=thread``), ``units`` what
+    a worker is (``processes`` or ``threads``)."""
     cores = available_cores()
     limit = MAX_WORKERS_PER_CORE * cores
     if workers > limit and not oversubscribe:
+        sep = "," if ":" in executor else ":"
         raise ConfigError(
-            f"{executor}:workers={workers} would start {workers} processes on {cores} core(s); more than "
+            f"{executor}{sep}workers={workers} would start {workers} {units} on {cores} core(s); more than "
             f"{MAX_WORKERS_PER_CORE} per core ({limit}) is refused unless you ask for it with "
-            f"{executor}:workers={workers},oversubscribe=true (e.g. for evaluations that mostly wait)"
+            f"{executor}{sep}workers={workers},oversubscribe=true (e.g. for evaluations that mostly wait)"
         )
     return workers
 
@@ -76,6 +82,24 @@ def watch_parent(parent: int | None = None) -> None:
         os._exit(1)
     _watching.append(parent)
     threading.Thread(target=_watch, args=(parent,), name="blackbox-watch-parent", daemon=True).start()
+
+
+#: The warning filter the resource trackers start with: their messages all begin "resource_tracker:"
+#: (a ``-W`` message is a literal prefix and cannot hold the colon).
+TRACKER_WARNINGS = "ignore:resource_tracker:UserWarning"
+
+
+def quiet_resource_tracker() -> None:
+    """Start the resource trackers of loky and multiprocessing with their warnings off.
+
+    After a driver SIGKILL, the tracker (a process of its own that outlives the driver and shares its
+    terminal) unlinks the semaphores the driver left, as it should, but first prints "There appear to
+    be N leaked semaphore objects to clean up at shutdown" in Python's two-line warning format. Both
+    trackers are started with the interpreter flags of this process (``sys.warnoptions`` included),
+    so a filter added here reaches them (and the workers, where it matches nothing of theirs); this
+    process's own filters, read at start-up, do not change."""
+    if TRACKER_WARNINGS not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_WARNINGS)
 
 
 def private_memory(pid: int | str = "self") -> int | None:

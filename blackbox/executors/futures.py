@@ -52,7 +52,7 @@ from .._validate import check_choice, check_float, check_int
 from ..core.problem import Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
-from .bounds import check_worker_count, watch_parent
+from .bounds import check_worker_count, quiet_resource_tracker, watch_parent
 from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory
@@ -136,7 +136,8 @@ class FuturesExecutor(PoolExecutor):
             workers = getattr(pool, "_max_workers", None) or os.cpu_count() or 1
         self._workers = check_int("workers", workers, minimum=1)
         if pool is None:
-            check_worker_count("futures", self._workers, bool(oversubscribe))
+            check_worker_count(f"futures:kind={self.kind}", self._workers, bool(oversubscribe),
+                               "threads" if self.kind == "thread" else "processes")
         self.oversubscribe = bool(oversubscribe)
         self.timeout = None if timeout is None else check_float("timeout", timeout, positive=True)
         self.on_timeout = check_choice("on_timeout", on_timeout, ("error", "worst"))
@@ -174,6 +175,7 @@ class FuturesExecutor(PoolExecutor):
     def _make_pool(self) -> cf.Executor:
         if self.kind == "thread":
             return DaemonThreadPool(self._workers)
+        quiet_resource_tracker()  # before multiprocessing starts its tracker with this process's flags
         return cf.ProcessPoolExecutor(
             self._workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_process, initargs=(self.threads, os.getpid()),

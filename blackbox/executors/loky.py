@@ -40,7 +40,7 @@ from ..core.population import Population
 from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
-from .bounds import check_worker_count, private_memory, watch_parent
+from .bounds import check_worker_count, private_memory, quiet_resource_tracker, watch_parent
 from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory, load_file
@@ -184,6 +184,7 @@ class LokyExecutor(PoolExecutor):
 
     def _pool(self):
         get_reusable_executor, _, _ = _loky()
+        quiet_resource_tracker()  # before loky starts its tracker with this process's flags
         # Each worker exits within a second once this process is gone (a SIGKILLed driver), instead
         # of idling for idle_timeout with the problem's memory; the same arguments every time, so
         # that loky reuses the pool.

@@ -72,7 +72,9 @@ class SerialExecutor(Executor):
             raise RowTimeout(seconds)
 
         previous = signal.signal(signal.SIGALRM, expired)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        # The alarm repeats (every second at most) until the block is left: a problem that catches
+        # RowTimeout (``except BaseException``) and goes on hanging is interrupted again, not waited for
+        signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, 1.0))
         try:
             yield
         finally:

@@ -163,13 +163,15 @@ class _Portable:
 
 
 def _round_trip(dumps: Callable[[Any], bytes], obj: Any) -> bytes | None:
-    """``dumps(obj)`` if those bytes load again (by plain pickle), else None."""
+    """``dumps(obj)`` if those bytes load again (by plain pickle) as an exception, else None.
+
+    A ``__reduce__`` may rebuild something that is no exception at all (an int): that way is refused."""
     try:
         data = dumps(obj)
-        pickle.loads(data)
+        loaded = pickle.loads(data)
     except Exception:  # noqa: BLE001 - any failure means: try another way
         return None
-    return data
+    return data if isinstance(loaded, BaseException) else None
 
 
 @dataclass
@@ -207,9 +209,18 @@ class Failure:
 
     def restore(self) -> BaseException:
         """The exception, with the worker's traceback chained below it (when nothing else is)."""
-        exc = pickle.loads(self.error) if isinstance(self.error, bytes) else self.error
+        exc: Any = self.error
+        if isinstance(exc, bytes):
+            try:
+                exc = pickle.loads(exc)
+            except Exception as error:  # noqa: BLE001 - bytes that load in the worker but not here
+                exc = RemoteCause("UnreadableError", f"the worker's exception could not be loaded here "
+                                                     f"({describe_exception(error)})")
         if isinstance(exc, _Portable):  # never pickled (a pool that ran the task in this process)
             exc = exc.exc
+        if not isinstance(exc, BaseException):  # whatever crosses from a worker is checked before use
+            exc = RemoteCause("UnreadableError", f"the worker's exception was rebuilt here as a "
+                                                 f"{type(exc).__qualname__}, not an exception")
         if exc.__cause__ is None:
             exc.__cause__ = RemoteTraceback(self.trace)
         return exc

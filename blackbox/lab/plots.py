@@ -57,6 +57,20 @@ def _scale_y(axis, values: Sequence[np.ndarray]) -> None:
     axis.set_yscale("symlog", linthresh=10.0 ** math.floor(math.log10(floor)))
 
 
+#: Beyond this magnitude matplotlib's margins and ticks overflow (they add and subtract spans of the
+#: data): such curves are drawn divided by a power of ten, which the axis label gives.
+_HUGE = 1e300
+
+
+def _huge_scale(records: Sequence[Any], names: Sequence[str]) -> float:
+    """1.0, or the power of ten to divide fitness by when a finite value is too large to draw."""
+    data = np.concatenate([_column(records, name) for name in names]) if records else np.zeros(0)
+    data = np.abs(data[np.isfinite(data)])
+    if not len(data) or data.max() <= _HUGE:
+        return 1.0
+    return 10.0 ** math.floor(math.log10(float(data.max())))
+
+
 def _column(records: Sequence[Any], name: str) -> np.ndarray:
     values = []
     for record in records:
@@ -75,17 +89,18 @@ def plot_run(records: Sequence[Any], path: str | Path, title: str = "") -> Path:
         _column(records, "evaluations"), "evaluations")
     lines = [("center", "center (unperturbed)", "C0", 2.0), ("best", "best member", "C1", 1.0),
              ("mean", "population mean", "C2", 1.0), ("best_ever", "best ever", "C3", 1.0)]
+    scale = _huge_scale(records, [name for name, *_ in lines])
     for axis, x, label in ((left, generation, "generation"), (right, x_right, right_label)):
         shown = []
         for name, legend, color, width in lines:
-            y = _column(records, name)
+            y = _column(records, name) / scale
             if np.isfinite(y).any():
                 axis.plot(x, y, label=legend, color=color, linewidth=width,
                           linestyle="--" if name == "best_ever" else "-")
                 shown.append(y)
         _scale_y(axis, shown)
         axis.set_xlabel(label)
-        axis.set_ylabel("fitness (higher is better)")
+        axis.set_ylabel("fitness (higher is better)" if scale == 1.0 else f"fitness / {scale:.0e} (higher is better)")
         axis.grid(alpha=0.3)
     left.legend(loc="lower right", fontsize="small")
     if title:

@@ -7,7 +7,9 @@ The child says when it starts an entry and sends each row as it is done, on a pi
 plugin may print what it likes). An entry whose import does not finish within the timeout
 (``BLACKBOX_PLUGIN_TIMEOUT`` seconds, default 60) has its child killed, one that ends the child
 (``os._exit``, a crash) is reported with the exit status; either way it gets an error row, and a
-fresh child goes on with the entries after it.
+fresh child goes on with the entries after it. The child ends itself with ``os._exit`` once its last
+row is sent (a non-daemon thread a plugin started cannot keep it alive), and is waited for a bounded
+time (:data:`REAP_TIMEOUT`) then killed with everything in its session: none outlives the command.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = ["TIMEOUT_VARIABLE", "DEFAULT_TIMEOUT", "plugin_timeout", "probe", "im
 
 TIMEOUT_VARIABLE = "BLACKBOX_PLUGIN_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
+REAP_TIMEOUT = 10.0  # seconds a child that sent every row may take to end before it is killed
 
 _CHILD = """
 import json, os, sys
@@ -43,6 +46,8 @@ for index, (kind, name) in enumerate(json.loads(sys.argv[3])):
     except BaseException as exc:
         row = {"status": f"error: {type(exc).__name__}: {exc}"}
     out.write(json.dumps({"done": index, "row": row}, default=repr) + "\\n"); out.flush()
+out.close(); sys.stdout.flush(); sys.stderr.flush()
+os._exit(0)  # a thread a plugin started (daemon or not) cannot keep this child alive
 """
 
 
@@ -110,7 +115,8 @@ def _run_child(entries: Sequence[tuple[str, str]], start: int, describe: str, ti
                     return index + 1
                 chunk = os.read(pipe.fileno(), 65536)
                 if not chunk:  # the child is gone before describing every entry
-                    status = child.wait()
+                    _reap(child)
+                    status = int(child.returncode)
                     failed = start + current if current is not None else rows.index(None, start)
                     return _child_failed(failed, status, errors, rows)
                 buffer += chunk
@@ -124,7 +130,7 @@ def _run_child(entries: Sequence[tuple[str, str]], start: int, describe: str, ti
                         rows[start + int(message["done"])] = message["row"]
                         current = None
                 if all(r is not None for r in rows[start:]):
-                    child.wait()
+                    _reap(child)
                     return len(entries)
 
 
@@ -136,6 +142,17 @@ def _child_failed(index: int, status: int, errors: Any, rows: list[dict[str, Any
     detail = f": {last[0].strip()}" if last else ""
     rows[index] = {"status": f"error: importing it ended the process ({how}){detail}"}
     return index + 1
+
+
+def _reap(child: subprocess.Popen) -> None:
+    """Wait for a child that sent every row (or closed its pipe), at most :data:`REAP_TIMEOUT` s; then kill it and its session.
+
+    Whatever it started in its session (a plugin's processes) is killed either way."""
+    try:
+        child.wait(timeout=REAP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pass
+    _kill(child)
 
 
 def _kill(child: subprocess.Popen) -> None:

@@ -289,9 +289,10 @@ def _check_generation(path: Path, generation: Any, state: dict[str, Any]) -> int
 
 
 def _check_last_record(state: dict[str, Any], records: RecordLog) -> None:
-    """The strategy's generation, sigma and update norm are those of the last record, which was taken
-    right after the same update (a second copy in arrays.npz: it catches a flipped digit in a
-    checkpoint of 0.1.0, whose state.json has no checksum)."""
+    """The strategy's generation, sigma and update norm, and the run's evaluation and step counts, are
+    those of the last record, which was taken right after the same update (a second copy in
+    arrays.npz: it catches a flipped digit in a checkpoint of 0.1.0, whose state.json has no
+    checksum, and a count changed by hand in one whose checksums were made again)."""
     strategy = state.get("strategy")
     if not records or not isinstance(strategy, dict):
         return
@@ -302,6 +303,13 @@ def _check_last_record(state: dict[str, Any], records: RecordLog) -> None:
             continue
         if not (mine == recorded or (mine != mine and recorded != recorded)):  # NaN equals NaN here
             raise ValueError(f"the strategy's {key} {mine!r} is not its last record's {recorded!r}")
+    run = state.get("run")
+    for key in ("evaluations", "steps"):  # the run's counters went into the last record as they were
+        mine, recorded = run.get(key) if isinstance(run, dict) else None, getattr(last, key)
+        # (a count out of range, negative or beyond 2^63, is refused later, naming the bound it breaks)
+        if (isinstance(mine, (int, np.integer)) and not isinstance(mine, bool) and 0 <= mine < 2**63
+                and mine != recorded):
+            raise ValueError(f"the run's {key} count {mine!r} is not its last record's {recorded!r}")
 
 
 def list_checkpoints(directory: str | Path) -> list[tuple[int, Path]]:

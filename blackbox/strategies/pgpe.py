@@ -90,6 +90,7 @@ class PGPE(NoiseTableStrategy):
 
     min_popsize = 2  # a gradient estimate needs two rows (a symmetric pair)
     state_fields = ("stdev", "optimizer")
+    optimizer_steps_per_generation = 1  # tell() steps the optimizer once: resume checks t == generation
     state_bounds = {"stdev": POSITIVE}  # >= max(sigma_min, 1e-12)
     sigma_is_param = False  # sigma summarizes stdev
     params: Params

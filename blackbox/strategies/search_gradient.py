@@ -61,6 +61,7 @@ class IsotropicSearchGradient(NoiseTableStrategy):
     divide_by_sigma: ClassVar[bool] = False
     min_popsize = 2  # a gradient estimate needs two rows (a mirrored pair)
     state_fields = ("optimizer",)
+    optimizer_steps_per_generation = 1  # tell() steps the optimizer once: resume checks t == generation
     params: Params
     optimizer: Optimizer
 

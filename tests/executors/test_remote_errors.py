@@ -9,6 +9,7 @@ import pickle
 import re
 import threading
 
+import cloudpickle
 import numpy as np
 import pytest
 
@@ -104,3 +105,23 @@ def test_a_worker_failing_to_install_the_state_says_so():
     assert re.fullmatch(r"a loky worker failed on rows 0\.\.[01] while installing the generation's problem "
                         r"state \(the problem's load_state_dict raised\): KeyError: 'no such statistic in this worker'",
                         str(info.value)), str(info.value)
+
+
+@pytest.mark.parametrize("name", list(EXECUTORS))
+def test_an_error_whose_reduce_rebuilds_a_non_exception_is_still_one_error(name):
+    """Issue 25: ``__reduce__`` returning ``(int, (5,))`` made ``'int' object has no attribute '__cause__'``."""
+    with EXECUTORS[name]() as executor:
+        executor.start(Misbehaves("reduce-to-int"))
+        with pytest.raises(bb.errors.EvaluationError) as info:
+            executor.evaluate(marked(), np.arange(30, 36))
+    assert str(info.value) == "evaluation of row 4 (seed 34) failed: RebuildsAsInt: pickles as the int 5"
+    assert isinstance(info.value.__cause__, BaseException)
+    assert type(info.value.__cause__).__name__ == "RebuildsAsInt"
+
+
+@pytest.mark.parametrize("error", [5, cloudpickle.dumps(5), b"not a pickle"])
+def test_a_failure_that_loads_as_no_exception_restores_as_one_line(error):
+    restored = Failure(error, "Traceback ...\nRebuildsAsInt: x\n").restore()
+    assert isinstance(restored, RemoteCause) and restored.type_name == "UnreadableError"
+    assert len(str(restored).splitlines()) == 1
+    assert isinstance(restored.__cause__, RemoteTraceback)

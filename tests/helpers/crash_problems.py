@@ -28,6 +28,13 @@ class EnvError(Exception):
         self.code = code
 
 
+class RebuildsAsInt(Exception):
+    """An exception whose ``__reduce__`` rebuilds an int, not an exception (issue 25's red team)."""
+
+    def __reduce__(self):
+        return (int, (5,))
+
+
 #: What ``Misbehaves`` returns for a marked row, by mode (the other rows score their second parameter).
 BAD_OUTPUTS = {
     "string-fitness": lambda m: bb.EvalResult(np.array(["a"] * m), np.zeros(m, dtype=np.int64)),
@@ -51,7 +58,7 @@ def _grad_fitness(m: int) -> bb.EvalResult:
 
 class Misbehaves(bb.Problem):
     """Scores each row's second parameter; a marked row (first parameter > 0.5) misbehaves by ``mode``:
-    ``env-error`` raises EnvError(7, ...), ``exit`` calls sys.exit(0), ``hang`` sleeps for an hour
+    ``env-error`` raises EnvError(7, ...), ``reduce-to-int`` raises RebuildsAsInt, ``exit`` calls sys.exit(0), ``hang`` sleeps for an hour
     (in Python, so that a deadline can interrupt it), ``torch-grad`` returns a tensor that requires
     grad, and any key of BAD_OUTPUTS returns that value."""
 
@@ -66,6 +73,8 @@ class Misbehaves(bb.Problem):
         if np.any(params[:, 0] > 0.5):
             if self.mode == "env-error":
                 raise EnvError(7, "the simulator lost its connection")
+            if self.mode == "reduce-to-int":
+                raise RebuildsAsInt("pickles as the int 5")
             if self.mode == "exit":
                 sys.exit(0)
             if self.mode == "hang":

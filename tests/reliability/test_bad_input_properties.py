@@ -223,3 +223,25 @@ def test_an_update_that_overflows_stops_the_strategy_with_a_clear_error(name, op
         strategy.ask()
     strategy.load_state_dict(saved)  # a saved state makes it usable again
     strategy.ask()
+
+
+@pytest.mark.parametrize("spec, diverges", [
+    ("pgpe:sigma=1e300", False), ("pgpe:sigma_lr=1e300", False), ("pgpe:lr=1e308", True),
+    ("openai-es:lr=1e308,optimizer=sgd,shaping=raw", True), ("cma-es:sigma=1e300", None),
+])
+def test_an_update_that_overflows_prints_no_numpy_warning(spec, diverges):
+    """Issue 25: pgpe printed numpy's RuntimeWarnings (overflow in multiply, in dot) before its clean
+    error; an update's overflow is checked and reported by tell() alone."""
+    strategy = bb.make_strategy(spec, dim=3, popsize=10, seed=0)
+    outcome = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            for _ in range(5):
+                strategy.ask()
+                strategy.tell(np.arange(10.0) * 1e300)
+            outcome = False
+        except bb.errors.TellError as exc:
+            assert "diverged" in str(exc) and len(str(exc).splitlines()) == 1
+            outcome = True
+    assert diverges is None or outcome == diverges

@@ -40,13 +40,15 @@ def marked(rows: int = 6, mark: int = 4) -> bb.Population:
                                   "futures:kind=thread,workers=100000"])
 def test_worker_counts_beyond_a_few_per_core_are_refused_unless_asked_for(spec):
     name = spec.split(":")[0]
+    start = spec.rsplit(",", 1)[0] + "," if "kind=" in spec else f"{name}:"  # issue 25: threads are threads
+    units = "threads" if "kind=thread" in spec else "processes"
     limit = MAX_WORKERS_PER_CORE * available_cores()
     with pytest.raises(bb.ConfigError) as info:
         bb.make_executor(spec)
     assert str(info.value) == (
-        f"{name}:workers=100000 would start 100000 processes on {available_cores()} core(s); more than "
+        f"{start}workers=100000 would start 100000 {units} on {available_cores()} core(s); more than "
         f"{MAX_WORKERS_PER_CORE} per core ({limit}) is refused unless you ask for it with "
-        f"{name}:workers=100000,oversubscribe=true (e.g. for evaluations that mostly wait)")
+        f"{start}workers=100000,oversubscribe=true (e.g. for evaluations that mostly wait)")
     assert bb.make_executor(f"{spec},oversubscribe=true").workers == 100000  # nothing starts before start()
     assert bb.make_executor(f"{name}:workers={limit}").workers == limit
     note("worker counts beyond 4 per core (loky, futures process and thread)", inputs=1, refused=1, uncaught=0)
@@ -159,11 +161,16 @@ def start_cli_run(out: Path, executor: str, problem: str, output: int = subproce
     return subprocess.Popen(command, stdout=output, stderr=output, text=True, env=subprocess_env())
 
 
+def is_tracker(pid: int) -> bool:
+    """A resource tracker of loky or multiprocessing (workers' command lines name it too, in a -W filter)."""
+    return "resource_tracker import main" in cmdline(pid)
+
+
 def wait_for_workers(process: subprocess.Popen, count: int, seconds: float = 60) -> set[int]:
     """The run's worker processes (not the resource trackers), once ``count`` are there."""
     deadline = time.time() + seconds
     while time.time() < deadline and process.poll() is None:
-        workers = {p for p in descendants(process.pid) if alive(p) and "resource_tracker" not in cmdline(p)}
+        workers = {p for p in descendants(process.pid) if alive(p) and not is_tracker(p)}
         if len(workers) >= count:
             return workers | {p for p in descendants(process.pid) if alive(p)}
         time.sleep(0.1)
@@ -251,3 +258,48 @@ def test_loky_restarts_workers_that_hold_more_of_their_own_memory_than_allowed()
 def test_max_worker_memory_is_checked():
     with pytest.raises(bb.ConfigError, match="max_worker_memory must be > 0"):
         LokyExecutor(workers=1, max_worker_memory=0)
+
+
+@pytest.mark.parametrize("executor", ["loky:workers=2", "futures:kind=process,workers=2"])
+def test_no_leaked_semaphore_warning_after_the_driver_is_killed(executor, tmp_path):
+    """Issue 25: after a driver SIGKILL, the resource tracker (which outlives it and shares its terminal)
+    printed "There appear to be N leaked semaphore objects to clean up at shutdown" in Python's
+    two-line warning format. It still cleans them up; it says nothing."""
+    with open(tmp_path / "stderr", "w") as stderr:
+        command = [sys.executable, "-c", CLI_SCRIPT, "run", "--problem", "sleepy:dim=2,hang_above=-1", "--executor",
+                   executor, "--generations", "1000", "--quiet", "--out", str(tmp_path / "run")]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=subprocess_env())
+        everything = wait_for_workers(process, 2)
+        trackers = {p for p in everything if is_tracker(p)}
+        assert trackers, "no resource tracker was started"
+        process.kill()
+        process.wait()
+    left = wait_gone(everything, 60)
+    assert not left, f"{len(left)} processes still alive 60 s after the driver was killed"
+    text = (tmp_path / "stderr").read_text()
+    assert "leaked" not in text and "resource_tracker" not in text, text
+    note("driver SIGKILLed: no leaked-semaphore warning (loky, futures)", faults=1, runs=1)
+
+
+def test_serial_timeout_interrupts_a_row_that_catches_the_first_interruption():
+    """H7 re-checked (issue 25): a problem that catches everything (``except BaseException``) and hangs
+    again hung the run for ever; the alarm now repeats until the call is left."""
+    class Retries(bb.Problem):
+        dim = 2
+
+        def evaluate(self, params, seeds):
+            try:
+                time.sleep(3600)
+            except BaseException:  # noqa: BLE001 - what the test is about
+                time.sleep(3600)
+            return bb.EvalResult(np.zeros(len(params)), np.zeros(len(params), dtype=np.int64))
+
+    executor = SerialExecutor(timeout=0.5)
+    executor.start(Retries())
+    with pytest.raises(bb.errors.EvaluationError) as info:
+        executor.evaluate(bb.Population.from_dense(np.zeros((1, 2))), np.arange(7, 8))
+    assert str(info.value) == ("evaluation of row 0 (seed 7) did not finish within the timeout of 0.5 s; "
+                               "it was interrupted")
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+    note("serial: a hung row that catches its first interruption", faults=1, runs=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -167,3 +168,28 @@ def test_a_damaged_cache_file_of_another_user_is_left_alone(cache, monkeypatch):
         table = NoiseTable(SIZE, SEED)
     assert not table.mapped and np.array_equal(table.data, expected())
     assert path.read_bytes() == damaged
+
+
+RUN = """
+import sys
+from blackbox.core import noise
+noise.DISK_CACHE_THRESHOLD = 2**16
+from blackbox.cli import main
+sys.exit(main(["run", "--strategy", "openai-es:popsize=4,noise_size=131072,noise_seed=21", "--problem", "sphere",
+               "--generations", "1", "--quiet", "--no-plot", "--out", sys.argv[1]]))
+"""
+
+
+def test_the_cli_prints_a_damaged_cache_warning_as_one_line(tmp_path):
+    """Issue 25: the warning came in Python's two-line format, with a file name and a source line."""
+    env = subprocess_env({"BLACKBOX_CACHE_DIR": tmp_path / "cache"})
+    first = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "a")], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    path = table_path(tmp_path / "cache", 131072, 21)
+    flip(at=0.5)(path)
+    second = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "b")], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert re.fullmatch(rf"blackbox run: warning: noise table cache {re.escape(str(path))} is damaged \([^\n]*\); "
+                        rf"rebuilding it\n", second.stderr), second.stderr

@@ -65,6 +65,11 @@ CASES = {
                            r"state_dict/optimizer/t must be >= 0, got -1"),
     "adam-step-fraction": (lambda m, a: strategy(m)["optimizer"].update(t=2.5),
                            r"state_dict/optimizer/t must be an integer, got 2.5"),
+    "adam-step-ahead": (lambda m, a: strategy(m)["optimizer"].update(t=7),
+                        r"state_dict/optimizer/t is 7, but a strategy at generation 6 has taken 6 optimizer steps "
+                        r"\(1 a generation\): the state is inconsistent"),
+    "adam-step-behind": (lambda m, a: strategy(m)["optimizer"].update(t=2),
+                         r"state_dict/optimizer/t is 2, but a strategy at generation 6 has taken 6 optimizer steps"),
     "adam-v-negative": (lambda m, a: a.update({"strategy/optimizer/v": -a["strategy/optimizer/v"] - 1}),
                         r"state_dict/optimizer/v must be >= 0; entry 0 is -1\.\d+"),
     "adam-m-nan": (lambda m, a: a["strategy/optimizer/m"].__setitem__(1, np.nan),
@@ -199,3 +204,26 @@ def test_zero_and_negative_step_sizes_only_where_the_strategy_can_reach_them(spe
     else:
         with pytest.raises(ConfigError, match=f"state_dict/{key}"):
             strategy_.load_state_dict(state)
+
+
+@pytest.mark.parametrize("key, change", [("evaluations", 1), ("evaluations", -20), ("steps", 7)])
+def test_run_counters_that_are_not_the_last_record_are_corrupt(faulty, clean, tmp_path, capsys, key, change):
+    """Issue 25: the run's evaluation count, edited and sealed again, resumed with exit 0 and another
+    result; the last record holds a second copy of both counters."""
+    out = tmp_path / "run"
+    assert main(["run", *ARGS, "--generations", "6", "--out", str(out)]) == 0
+    path = out / "checkpoints" / "gen-000006"
+    meta = json.loads((path / "state.json").read_text())
+    before = meta["state"]["run"][key]
+    meta["state"]["run"][key] = before + change
+    forge(path, (path / "arrays.npz").read_bytes(), meta_change=lambda m: m.update(state=meta["state"]))
+    capsys.readouterr()
+    assert main(["resume", str(out), "--checkpoint", str(path), "--generations", "8", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"blackbox resume: error: checkpoint {path} is corrupt: ValueError: the run's {key} count "
+                   f"{before + change} is not its last record's {before}\n")
+    assert main(["resume", str(out), "--generations", "8", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "using the previous checkpoint (the bad one is kept as corrupt-gen-000006)" in err, err
+    assert_same_run_dir(clean, out)
+    note("run counters edited and sealed again (refused, then resume falls back)", faults=1, runs=1)

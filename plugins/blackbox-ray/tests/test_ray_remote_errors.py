@@ -46,3 +46,31 @@ def test_an_error_with_constructor_arguments_comes_back_from_a_ray_actor():
     assert type(cause).__name__ == "EnvError" and cause.code == 7
     assert isinstance(cause.__cause__, RemoteTraceback)
     assert 'raise EnvError(7, "the simulator lost its connection")' in cause.__cause__.text
+
+
+class RebuildsAsInt(Exception):
+    """Its ``__reduce__`` rebuilds an int, not an exception (issue 25)."""
+
+    def __reduce__(self):
+        return (int, (5,))
+
+
+class RaisesRebuildsAsInt(bb.Problem):
+    dim = 2
+
+    def evaluate(self, params, seeds):
+        if np.any(params[:, 0] > 0.5):
+            raise RebuildsAsInt("pickles as the int 5")
+        return bb.EvalResult(params[:, 1].copy(), np.zeros(len(params), dtype=np.int64))
+
+
+def test_an_error_whose_reduce_rebuilds_a_non_exception_comes_back_as_one_error():
+    """Issue 25: ``'int' object has no attribute '__cause__'`` (an internal error) under Ray too."""
+    params = np.zeros((6, 2))
+    params[4, 0] = 1.0
+    with RayExecutor(num_cpus=2) as executor:
+        executor.start(RaisesRebuildsAsInt())
+        with pytest.raises(bb.errors.EvaluationError) as info:
+            executor.evaluate(bb.Population.from_dense(params), np.arange(30, 36))
+    assert str(info.value) == "evaluation of row 4 (seed 34) failed: RebuildsAsInt: pickles as the int 5"
+    assert isinstance(info.value.__cause__, BaseException)
