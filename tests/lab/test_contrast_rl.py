@@ -113,7 +113,7 @@ def test_contrast_rl_end_to_end_on_a_small_budget(tmp_path, capsys):
     out = tmp_path / "c"
     assert main(["contrast", "rl", "CartPole-v1", "--max-steps", "3000", "--out", str(out), "--no-plot"]) == 0
     report = json.loads((out / "contrast-rl.json").read_text())
-    assert report["task"] == "CartPole-v1" and report["goal"] == 475.0 and report["goal_episodes"] == 20
+    assert report["task"] == "CartPole-v1" and report["goal"] == 475.0 and report["goal_episodes"] == 100
     assert report["es_command"] == "blackbox run --problem gym:CartPole-v1 --max-steps 3000 --seed 0"
     assert report["rl"]["total_steps"] >= 3000 and report["rl"]["config"]["zoo_entry"] == "CartPole-v1"
     assert report["es"]["steps"] and report["rl"]["steps"]

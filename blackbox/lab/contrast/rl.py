@@ -14,6 +14,7 @@ more data than TRPO on MuJoCo, and wins on wall-clock time because it paralleliz
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import tempfile
 import time
@@ -71,10 +72,17 @@ class RLContrastReport:
                 "measured": self.measured}
 
 
+#: A Gymnasium id: ``Name-vN``, optionally ``namespace/Name-vN`` (no module prefix, no options).
+_TASK_ID = re.compile(r"^(?:[A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+-v\d+$")
+
+
 def check_task(task: str) -> None:
-    """Refuse an id Gymnasium does not know, naming the nearest ones."""
+    """Refuse what is not a Gymnasium id, and an id Gymnasium does not know, naming the nearest ones."""
     from ...problems.gym.problem import make_gym_env
 
+    if not _TASK_ID.match(task):
+        raise ConfigError(f"task {task!r} is not a Gymnasium id: expected NAME-vN such as CartPole-v1 "
+                          f"(no 'gym:' prefix, no module or options)")
     make_gym_env(task).close()
 
 
