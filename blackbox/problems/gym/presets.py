@@ -13,7 +13,8 @@ result reaches it on average, the threshold of Mania et al. 2018 (ARS), Table 1 
 and the run also reports its best return against Gymnasium's bar. Classic-control and Box2D tasks
 confirm the goal over Gymnasium's customary 100 fresh episodes, MuJoCo tasks over 10 (an episode
 there is 1,000 steps of a costlier simulator). A Box-action task without a preset gets ARS V2-t
-with a linear policy and observation normalization (:data:`BOX_DEFAULT`). Where each setting
+with a linear policy and observation normalization (:data:`BOX_DEFAULT`), and so does another
+version of a tuned task (Hopper-v4), whose note names the tuned version. Where each setting
 comes from:
 
 - CartPole-v1: OpenAI-ES tuned for speed with ``benchmarks/cartpole_solve.py``; SNES (sigma 0.1,
@@ -59,8 +60,6 @@ import functools
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
-
-from ...errors import ConfigError
 
 __all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy",
            "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
@@ -217,14 +216,15 @@ def _box_actions(env: str) -> bool:
 
 
 def preset_of(env: str) -> Preset | None:
-    """The preset of ``env``: its own, the Box-action default, or None (refused for another version of a tuned task)."""
+    """The preset of ``env``: its own, else the Box-action default, else None.
+
+    Another version of a tuned task (``Hopper-v4`` when the preset is ``Hopper-v5``) does not get
+    the tuned preset (its settings were measured on that version only): it runs like any task
+    without one, and its note names the tuned version (:func:`missing_preset_note`).
+    """
     preset = PRESETS.get(env)
     if preset is not None:
         return preset
-    tuned = tuned_version(env)
-    if tuned is not None:
-        raise ConfigError(f"gym:{env} has no preset: the preset of this task is tuned for {tuned}; run "
-                          f"--problem gym:{tuned}, or --no-preset with your own settings and budget")
     return BOX_DEFAULT if env and _box_actions(env) else None
 
 
@@ -287,9 +287,11 @@ def missing_preset_note(env: Any, strategy: str, options: dict[str, Any]) -> str
     """
     if not isinstance(env, str) or env in PRESETS or gymnasium_bar(env) is None and not _registered(env):
         return None
+    tuned = tuned_version(env)
+    other = f" (the preset is tuned for {tuned}; run gym:{tuned} for it)" if tuned else ""
     if preset_of(env) is BOX_DEFAULT and strategy == "ars":
-        return f"gym:{env} has no preset: using ARS V2-t, linear policy, observation normalization (Box-action default)"
-    return f"gym:{env} has no preset: using {strategy} (its defaults where no option is given)"
+        return f"gym:{env} has no preset{other}: using ARS V2-t, linear policy, observation normalization (Box-action default)"
+    return f"gym:{env} has no preset{other}: using {strategy} (its defaults where no option is given)"
 
 
 def _registered(env: str) -> bool:

@@ -8,7 +8,6 @@ import pytest
 gym = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 from blackbox.cli import main  # noqa: E402
-from blackbox.errors import ConfigError  # noqa: E402
 from blackbox.problems.gym.presets import (  # noqa: E402
     ARS_GOALS,
     BOX_DEFAULT,
@@ -79,19 +78,16 @@ def test_a_run_with_a_lower_goal_says_so_in_its_summary(tmp_path, capsys):
     assert "goal 10 is below gym:CartPole-v1's standard bar 475 (Gymnasium's reward_threshold)" in summary["notes"]
 
 
-def test_a_preset_asked_of_another_version_names_the_tuned_one():
-    with pytest.raises(ConfigError) as info:
-        preset_of("Hopper-v4")
-    assert str(info.value) == ("gym:Hopper-v4 has no preset: the preset of this task is tuned for Hopper-v5; run "
-                               "--problem gym:Hopper-v5, or --no-preset with your own settings and budget")
-
-
 @pytest.mark.skipif(not HAS_MUJOCO, reason="needs MuJoCo")
-def test_the_cli_refuses_another_version_in_one_line(tmp_path, capsys):
-    assert main(["run", "--problem", "gym:Hopper-v4", "--generations", "1", "--out", str(tmp_path / "r")]) == 2
-    assert capsys.readouterr().err == (
-        "blackbox run: error: gym:Hopper-v4 has no preset: the preset of this task is tuned for Hopper-v5; run "
-        "--problem gym:Hopper-v5, or --no-preset with your own settings and budget\n")
+def test_another_version_of_a_tuned_task_runs_the_default_and_names_the_tuned_one(tmp_path, capsys):
+    assert preset_of("Hopper-v4") is BOX_DEFAULT and recommended("Hopper-v4", "ars")["run"]["goal"] == 3800.0
+    out = tmp_path / "r"
+    assert main(["run", "--problem", "gym:Reacher-v4", "--generations", "1", "--out", str(out), "--no-plot"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("has no preset") == 1
+    assert ("note: gym:Reacher-v4 has no preset (the preset is tuned for Reacher-v5; run gym:Reacher-v5 for it): "
+            "using ARS V2-t, linear policy, observation normalization (Box-action default)\n") in err
+    assert 'name = "ars"' in (out / "config.toml").read_text()
 
 
 def test_an_unknown_task_is_one_line_with_close_names(tmp_path, capsys):
