@@ -1,6 +1,7 @@
 """Do the Gymnasium presets solve their tasks? Success over seeds, steps and wall time to the goal.
 
-    python benchmarks/rl_presets.py                                  # every task's shipped preset, 5 seeds
+    python benchmarks/rl_presets.py --seeds 100-109                  # every task's preset on the fresh seeds
+    python benchmarks/rl_presets.py --seeds 100-109 --tasks CartPole-v1 Acrobot-v1   # some tasks
     python benchmarks/rl_presets.py --task Pendulum-v1 --seeds 5 --json out.json
     python benchmarks/rl_presets.py --task Hopper-v5 --label openai-es \\
         --args "--strategy openai-es --max-steps 5000000"          # other settings than the preset's
@@ -17,6 +18,12 @@ Every trial is appended as one JSON line to ``benchmarks/results/rl_trials.jsonl
 command, seed, outcome, load average, so that exploration leaves notes. The table prints per task
 and label: solved/seeds, median and worst steps and wall time to the goal over the solved seeds,
 and the median best center return of the unsolved ones.
+
+``--results`` (default: the committed ``blackbox/problems/gym/preset_results.json``; ``--no-results``
+leaves it alone) gets one row per task as soon as the task's seeds are done: per-seed solved, steps
+and wall time, with the commit, date and load they were measured at. ``blackbox list presets`` and
+the table in docs/rl.md read it; ``tests/problems/gym/test_preset_table.py`` re-runs the cheap
+tasks on one seed against it.
 """
 
 from __future__ import annotations
@@ -37,11 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchmarks._common import machine, version  # noqa: E402
 
-#: The tasks of issue 18 with their usual goals (the presets carry them; listed here for the table).
-TASKS = {
-    "CartPole-v1": 475.0, "Acrobot-v1": -100.0, "Pendulum-v1": -200.0, "MountainCarContinuous-v0": 90.0,
-    "LunarLander-v3": 200.0, "Swimmer-v5": 325.0, "Hopper-v5": 3000.0, "HalfCheetah-v5": 3000.0,
-}
+#: The tasks of issue 22, cheapest first (their goals are the presets' standard ones: presets.standard_goal).
+TASKS = ["CartPole-v1", "Acrobot-v1", "MountainCarContinuous-v0", "Pendulum-v1", "LunarLander-v3", "Swimmer-v5",
+         "InvertedPendulum-v5", "Reacher-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "HalfCheetah-v5",
+         "BipedalWalker-v3", "Walker2d-v5", "Ant-v5", "Humanoid-v5"]
 TRIALS = Path(__file__).resolve().parent / "results" / "rl_trials.jsonl"
 
 
@@ -147,16 +153,63 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def measure(tasks: list[str], seeds: int, first_seed: int = 0, extra: str = "", label: str | None = None,
-            progress: int = 0, notes: bool = True, stop_after_fail: int = 0, log=print) -> tuple[list, list]:
+def seed_range(text: str) -> list[int]:
+    """``"100-109"`` -> 100..109; ``"5"`` -> 0..4 (the first N seeds)."""
+    try:
+        if "-" in text:
+            first, last = (int(part) for part in text.split("-", 1))
+            if last < first:
+                raise ValueError
+            return list(range(first, last + 1))
+        return list(range(int(text)))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds must be N or FIRST-LAST such as 100-109, got {text!r}") from None
+
+
+def _commit() -> str:
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "blackbox"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+def record_results(path: Path, task: str, done: list[dict], commit: str) -> None:
+    """Put one task's row into the results file (other rows kept), as soon as its seeds are done."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("about", "Preset trials of benchmarks/rl_presets.py (serial executor, one process per trial, "
+                             "on a shared 2-core machine); read by blackbox list presets and docs/rl.md.")
+    loads = [t["load"][0] for t in done if t.get("load")]
+    data.setdefault("rows", {})[task] = {
+        "commit": commit, "date": max(t["date"] for t in done),
+        "load": f"{min(loads):.1f}-{max(loads):.1f} (1-min)" if loads else "unknown",
+        "command": done[0]["command"].rsplit(" --seed ", 1)[0],
+        "trials": {str(t["seed"]): {"solved": t["solved"], "steps": t["steps"], "wall": round(t["wall"], 2),
+                                    "best_center": t["best_center"]} for t in done},
+    }
+    data["rows"] = dict(sorted(data["rows"].items()))
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def measure(tasks: list[str], seeds: int | list[int], first_seed: int = 0, extra: str = "", label: str | None = None,
+            progress: int = 0, notes: bool = True, stop_after_fail: int = 0, log=print,
+            results: Path | None = None) -> tuple[list, list]:
     """Run every task over the seeds; the summary rows and the trials."""
     flags = shlex.split(extra)
     label = label or (" ".join(flags) if flags else "preset")
     rows, trials = [], []
+    chosen = list(seeds) if isinstance(seeds, list) else list(range(first_seed, first_seed + seeds))
+    commit = _commit()
     with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
         for task in tasks:
             done: list[dict] = []
-            for seed in range(first_seed, first_seed + seeds):
+            for seed in chosen:
                 trial = run_trial(task, flags, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}", progress)
                 trial["label"] = label
                 done.append(trial)
@@ -171,6 +224,8 @@ def measure(tasks: list[str], seeds: int, first_seed: int = 0, extra: str = "", 
                     break
             trials.extend(done)
             rows.append(summarize(done))
+            if results is not None and not flags:  # only the presets themselves are published
+                record_results(results, task, done, commit)
     return rows, trials
 
 
@@ -232,8 +287,14 @@ def main(argv=None) -> int:
     parser.add_argument("--args", default="", help="more `blackbox run` flags for every trial (default: none, "
                                                    "i.e. the preset)")
     parser.add_argument("--label", help="name of these settings in the table (default: preset, or the flags)")
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
-    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--tasks", nargs="+", help="Gymnasium ids (the same as --task, several at once)")
+    parser.add_argument("--seeds", type=seed_range, default=seed_range("5"),
+                        help="FIRST-LAST (e.g. 100-109: the fresh seeds) or N: seeds 0..N-1 (default 5)")
+    parser.add_argument("--first-seed", type=int, default=None, help="with --seeds N: seeds FIRST..FIRST+N-1")
+    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent.parent / "blackbox" /
+                        "problems" / "gym" / "preset_results.json",
+                        help="the committed results file to update per task (default: %(default)s)")
+    parser.add_argument("--no-results", action="store_true", help="do not write the results file")
     parser.add_argument("--stop-after-fail", type=int, default=0,
                         help="give up on a task after this many unsolved seeds (0: never)")
     parser.add_argument("--progress", type=int, default=0, metavar="K",
@@ -257,9 +318,11 @@ def main(argv=None) -> int:
         return 0
 
     print(f"# {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    rows, trials = measure(args.task or list(TASKS), args.seeds, args.first_seed, args.args, args.label,
+    seeds = args.seeds if args.first_seed is None else [args.first_seed + s for s in range(len(args.seeds))]
+    rows, trials = measure((args.task or []) + (args.tasks or []) or list(TASKS), seeds, 0, args.args, args.label,
                            args.progress, not args.no_notes, args.stop_after_fail,
-                           log=lambda text: print(text, flush=True))
+                           log=lambda text: print(text, flush=True),
+                           results=None if args.no_results else args.results)
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "rows": rows, "trials": trials}, indent=1))

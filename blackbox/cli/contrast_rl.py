@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -43,9 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     stop.add_argument("--goal", type=float, help="return goal (default: the preset's)")
     stop.add_argument("--goal-episodes", type=int, help="fresh episodes whose mean must reach the goal "
                                                        "(default: the preset's, or 10 with --goal)")
-    stop.add_argument("--max-steps", type=int, help="environment steps of training (default: the preset's budget "
-                                                    "for ES, the zoo's n_timesteps for the baseline)")
-    stop.add_argument("--max-time", type=float, help="seconds of training, each")
+    stop.add_argument("--max-steps", type=int, help="environment steps of training, each (default: the larger of "
+                                                    "the zoo's n_timesteps and the preset's budget, for both)")
+    stop.add_argument("--max-time", type=float, help="seconds of training, each (goal confirmations not counted)")
     parser.add_argument("--seed", type=int, default=0, help="seed of both runs (default: 0)")
     parser.add_argument("--out", type=Path, help="output folder (default: runs/contrast-rl-<task>-<time>)")
     parser.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier contrast")
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         args.task, run_config_from_flags, baseline=args.baseline, seed=args.seed, workers=args.workers, goal=args.goal,
         goal_episodes=args.goal_episodes, max_steps=args.max_steps, max_time=args.max_time,
         es_flags=shlex.split(args.es_args), threads=args.threads, out=out,
+        log=None if args.json else (lambda line: print(line, file=sys.stderr, flush=True)),
     )
     plot = None if args.no_plot else plot_rl_contrast(report, out / "contrast-rl.png")
     summary = {**report.as_dict(), "out": str(out), "plot": None if plot is None else str(plot)}

@@ -1,4 +1,8 @@
-"""``blackbox list [strategies|problems|executors] [--json]``: what is installed, and from where.
+"""``blackbox list [strategies|problems|executors|presets] [--json]``: what is installed, and from where.
+
+``blackbox list presets`` shows the Gymnasium presets instead: each task's goal and its source,
+the strategy, and the steps and wall time ``benchmarks/rl_presets.py`` measured on 2 cores (the
+same table as docs/rl.md, from :mod:`blackbox.problems.gym.preset_table`).
 
 Every plugin is imported to check it, in a child process (:mod:`blackbox.registry.isolated`), so a
 broken one shows as such (with its distribution and the cause) while the others are listed as
@@ -33,7 +37,9 @@ KINDS = ("strategies", "problems", "executors")
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("list", help="list installed strategies, problems and executors")
-    parser.add_argument("kind", nargs="?", choices=KINDS, help="only this kind (default: all)")
+    parser.add_argument("kind", nargs="?", choices=(*KINDS, "presets"),
+                        help="only this kind (default: all); presets: the Gymnasium presets with goals and "
+                             "measured steps")
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
     parser.add_argument("--options", action="store_true", help="show each plugin's options and their defaults")
     parser.set_defaults(func=run)
@@ -114,7 +120,29 @@ def _broken_rows() -> list[dict]:
     } for b in broken_distributions()]
 
 
+def _presets(args) -> int:
+    """``blackbox list presets``: every Gymnasium preset with its goal, strategy, steps and wall time."""
+    from ..problems.gym.preset_table import preset_rows
+
+    rows = preset_rows()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title="Gymnasium presets (blackbox run --problem gym:TASK)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("task", "goal (source)", "strategy", "solved on fresh seeds", "steps to goal, median",
+                   "wall time on 2 cores, median"):
+        table.add_column(column)
+    for r in rows:
+        goal = "none" if r["goal"] is None else f"{r['goal']:,g} ({r['goal_source']})"
+        table.add_row(r["task"], goal, r["strategy"], r["solved"], r["steps"], r["wall"])
+    Console().print(table)
+    return 0
+
+
 def run(args) -> int:
+    if args.kind == "presets":
+        return _presets(args)
     kinds = [args.kind] if args.kind else list(KINDS)
     rows = _rows(kinds) + _broken_rows()
     if args.json:

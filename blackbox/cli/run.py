@@ -128,6 +128,17 @@ def missing_preset_note(resolved: Any) -> str | None:
     return note(resolved.problem.options.get("env"), resolved.strategy.name, resolved.strategy.options)
 
 
+def goal_notes(resolved: Any, summary: dict[str, Any]) -> list[str]:
+    """For a gym task: a goal below the task's standard bar, and the best return against Gymnasium's bar."""
+    env = resolved.problem.options.get("env")
+    if resolved.problem.name != "gym" or not isinstance(env, str):
+        return []
+    from ..problems.gym.presets import goal_notes as notes
+
+    check = summary.get("goal_check") or {}
+    return notes(env, resolved.stop.goal, check.get("confirmed_mean"), summary.get("best_fitness"))
+
+
 def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
@@ -159,5 +170,8 @@ def run(args) -> int:
     if args.overwrite is False and Path(out).exists():
         check_out_dir(Path(out), resolved, False)  # refuse before building anything heavy
     summary = start_run(resolved, out, overwrite=args.overwrite, show_progress=not (args.quiet or args.json))
+    extra = goal_notes(resolved, summary)
+    if extra:
+        summary["notes"] = [*summary.get("notes", []), *extra]
     print_summary(args, summary)
     return 0

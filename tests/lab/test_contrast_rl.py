@@ -113,9 +113,73 @@ def test_contrast_rl_end_to_end_on_a_small_budget(tmp_path, capsys):
     out = tmp_path / "c"
     assert main(["contrast", "rl", "CartPole-v1", "--max-steps", "3000", "--out", str(out), "--no-plot"]) == 0
     report = json.loads((out / "contrast-rl.json").read_text())
-    assert report["task"] == "CartPole-v1" and report["goal"] == 475.0 and report["goal_episodes"] == 20
+    assert report["task"] == "CartPole-v1" and report["goal"] == 475.0 and report["goal_episodes"] == 100
     assert report["es_command"] == "blackbox run --problem gym:CartPole-v1 --max-steps 3000 --seed 0"
     assert report["rl"]["total_steps"] >= 3000 and report["rl"]["config"]["zoo_entry"] == "CartPole-v1"
     assert report["es"]["steps"] and report["rl"]["steps"]
+    assert any(note.startswith("wall times are training only: ") for note in report["notes"])
+    err = capsys.readouterr().err  # a progress line per side while it trains
+    assert "blackbox openai-es (preset): training (blackbox run --problem gym:CartPole-v1 --max-steps 3000 --seed 0)\n" in err
+    assert "blackbox openai-es (preset): generation 1, " in err
+    assert "PPO (Stable-Baselines3): training, budget 3,000 steps (RL Baselines3 Zoo ppo.yml" in err
     assert main(["contrast", "rl", "CartPole-v1", "--max-steps", "3000", "--out", str(out)]) == 2
     assert "already holds contrast-rl.json; pass --overwrite" in capsys.readouterr().err
+
+
+# -- issue 22: fair and alive --------------------------------------------------------------------
+
+@needs_sb3
+def test_the_baselines_clock_leaves_out_its_goal_confirmations():
+    import time
+
+    from blackbox.lab.contrast.sb3 import train_sb3
+    from blackbox.lab.contrast.zoo import zoo_entry
+
+    lines: list[str] = []
+    started = time.perf_counter()
+    curve = train_sb3(zoo_entry("ppo", "CartPole-v1"), goal=0.0, goal_episodes=40, max_steps=20_000, max_time=None,
+                      seed=0, threads=1, log=lines.append)
+    wall = time.perf_counter() - started
+    assert curve.reached and curve.steps_to_goal == curve.steps[-1] and curve.time_to_goal == curve.times[-1]
+    assert curve.confirm_time > 0 and curve.total_time == pytest.approx(curve.time_to_goal, abs=0.05)
+    assert curve.total_time + curve.confirm_time <= wall
+    assert lines[0].startswith("PPO (Stable-Baselines3): training, budget 20,000 steps")
+
+
+def test_the_presets_step_budget():
+    from blackbox.cli.run import run_config_from_flags
+    from blackbox.config.run import resolve_run_config
+    from blackbox.lab.contrast.rl import preset_step_budget
+
+    cartpole = resolve_run_config(run_config_from_flags(["--problem", "gym:CartPole-v1"]))
+    assert preset_step_budget(cartpole) == 100 * 257 * 500  # generations x (popsize + center) x horizon
+    pendulum = resolve_run_config(run_config_from_flags(["--problem", "gym:Pendulum-v1"]))
+    assert preset_step_budget(pendulum) == 6_000_000
+    timed = resolve_run_config(run_config_from_flags(["--problem", "gym:CartPole-v1", "--max-time", "5"]))
+    assert preset_step_budget(timed) is None
+
+
+@needs_sb3
+def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
+    from blackbox.cli.run import run_config_from_flags
+    from blackbox.config.run import resolve_run_config
+    from blackbox.lab.contrast import rl
+    from blackbox.lab.contrast.sb3 import RLCurve
+
+    seen: dict = {}
+
+    def es_curve(task, flags, seed, out, suffix, read_flags, log=None):
+        seen["es_flags"] = flags
+        resolved = resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags])).to_dict()
+        return RLCurve("es", config={"command": "blackbox run"}), resolved
+
+    def train(entry, **kwargs):
+        seen["rl"] = kwargs
+        return RLCurve("ppo")
+
+    monkeypatch.setattr(rl, "_es_curve", es_curve)
+    monkeypatch.setattr(rl, "train_sb3", train)
+    report = rl.run_rl_contrast("Pendulum-v1", run_config_from_flags)
+    assert seen["es_flags"][-2:] == ["--max-steps", "6000000"] and seen["rl"]["max_steps"] == 6_000_000
+    assert ("same step budget for both: 6,000,000 steps, the larger of the zoo's n_timesteps (100,000) and the "
+            "preset's (6,000,000)") in report.notes

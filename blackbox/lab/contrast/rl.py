@@ -14,6 +14,7 @@ more data than TRPO on MuJoCo, and wins on wall-clock time because it paralleliz
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import tempfile
 import time
@@ -71,10 +72,17 @@ class RLContrastReport:
                 "measured": self.measured}
 
 
+#: A Gymnasium id: ``Name-vN``, optionally ``namespace/Name-vN`` (no module prefix, no options).
+_TASK_ID = re.compile(r"^(?:[A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+-v\d+$")
+
+
 def check_task(task: str) -> None:
-    """Refuse an id Gymnasium does not know, naming the nearest ones."""
+    """Refuse what is not a Gymnasium id, and an id Gymnasium does not know, naming the nearest ones."""
     from ...problems.gym.problem import make_gym_env
 
+    if not _TASK_ID.match(task):
+        raise ConfigError(f"task {task!r} is not a Gymnasium id: expected NAME-vN such as CartPole-v1 "
+                          f"(no 'gym:' prefix, no module or options)")
     make_gym_env(task).close()
 
 
@@ -112,7 +120,7 @@ FlagReader = Callable[[Sequence[str]], Any]
 
 
 def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
-              read_flags: FlagReader) -> tuple[RLCurve, dict[str, Any]]:
+              read_flags: FlagReader, log: Any = None, every: float = 10.0) -> tuple[RLCurve, dict[str, Any]]:
     """Run ``blackbox run --problem gym:TASK FLAGS --seed SEED`` into ``out``; its curve and resolved config."""
     from ...config.run import resolve_run_config
     from ...driver.loop import Callback
@@ -127,13 +135,22 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
                                            "problem": resolved["problem"], "executor": resolved["executor"],
                                            "stop": resolved["stop"]})
 
+    last = [0.0]
+
     class Trace(Callback):
         def on_generation(self, run, record):
             if record.center is not None:
                 curve.steps.append(int(record.steps))
                 curve.times.append(float(record.time))
                 curve.returns.append(float(record.center))
+            if log is not None and (record.time - last[0] >= every or record.generation == 1):
+                last[0] = record.time
+                center = "-" if record.center is None else f"{record.center:.6g}"
+                log(f"{method}: generation {record.generation}, {record.steps:,} steps, center {center}, "
+                    f"{record.time:.0f} s")
 
+    if log is not None:
+        log(f"{method}: training ({curve.config['command']})")
     summary = start_run(run, out, overwrite=True, callbacks=[Trace()])
     check = summary.get("goal_check") or {}
     curve.total_steps, curve.total_time = int(summary["steps"]), float(summary["wall_time"])
@@ -143,16 +160,45 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
     return curve, resolved
 
 
+#: The one clock rule of both sides, as the report states it.
+CLOCK_RULE = ("wall times are training only: each side's clock holds its training and its one progress episode "
+              "per check (ES: the center row of each generation; the RL side: one episode per check interval), "
+              "never the goal confirmation episodes")
+
+
+def preset_step_budget(run: Any) -> int | None:
+    """The step budget a resolved ES run stands for: its max_steps, else generations x rows x the horizon.
+
+    ``None`` where it has neither (a time budget only).
+    """
+    stop = run.stop
+    if stop.max_steps is not None:
+        return int(stop.max_steps)
+    if stop.generations is None:
+        return None
+    import gymnasium as gym
+
+    env = run.problem.options.get("env")
+    spec = gym.spec(env) if isinstance(env, str) else None
+    horizon = (spec.max_episode_steps if spec is not None else None) or 1000
+    rows = int(run.strategy.options.get("popsize", 0) or 0) + 1
+    episodes = int(run.problem.options.get("episodes", 1) or 1)
+    return int(stop.generations) * rows * episodes * int(horizon)
+
+
 def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
                     goal: float | None = None, goal_episodes: int | None = None, max_steps: int | None = None,
                     max_time: float | None = None, es_flags: list[str] | None = None,
-                    threads: int | None = None, out: str | Path | None = None) -> RLContrastReport:
+                    threads: int | None = None, out: str | Path | None = None, log: Any = None) -> RLContrastReport:
     """Train ES and the RL baseline on ``task`` to the same goal or budget; the report.
 
     ``workers`` > 1 runs ES on the loky executor with that many processes; ``threads`` sets torch's
     threads for the baseline (default: ``workers``). ``goal``/``goal_episodes`` default to the preset's.
     ``read_flags`` reads ``blackbox run`` flags into a run config: the command line's own reader,
     :func:`blackbox.cli.run.run_config_from_flags` (the command line is a layer above this one).
+    Both sides get the same step budget: ``max_steps``, else the larger of the zoo's ``n_timesteps``
+    and the preset's (:func:`preset_step_budget`). Both clocks follow :data:`CLOCK_RULE`. ``log``
+    (e.g. a print to stderr) gets progress lines from each side while it trains.
     """
     if baseline not in ("ppo", "ars"):
         raise ConfigError(f"baseline must be 'ppo' or 'ars', got {baseline!r}")
@@ -166,11 +212,20 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     suffix = "" if flags else " (preset)"
     if workers > 1:
         flags += ["--executor", f"loky:workers={workers}"]
+    if max_steps is None and max_time is None:
+        from ...config.run import resolve_run_config
+
+        planned = preset_step_budget(resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags,
+                                                                    *_budget_flags(task, flags, goal, goal_episodes,
+                                                                                   None, None)])))
+        max_steps = max(entry.n_timesteps, planned or 0)
+        notes.append(f"same step budget for both: {max_steps:,} steps, the larger of the zoo's n_timesteps "
+                     f"({entry.n_timesteps:,}) and the preset's ({'none' if planned is None else f'{planned:,}'})")
     flags += _budget_flags(task, flags, goal, goal_episodes, max_steps, max_time)
     measured = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_before": _load()}
     with tempfile.TemporaryDirectory(prefix="contrast-rl-") as scratch:
         root = Path(out) if out is not None else Path(scratch)
-        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix, read_flags)
+        es, resolved = _es_curve(task, flags, seed, root / "es-run", suffix, read_flags, log)
     stop = resolved["stop"]
     goal_value, episodes = stop.get("goal"), int(stop.get("goal_episodes", 1))
     if goal_value is None:
@@ -183,8 +238,9 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     preset_note = _preset_note(task, resolved)
     if preset_note:
         notes.append(preset_note)
+    notes.append(CLOCK_RULE)
     rl = train_sb3(entry, goal=goal_value, goal_episodes=episodes, max_steps=max_steps, max_time=max_time,
-                   seed=seed, threads=threads or workers)
+                   seed=seed, threads=threads or workers, log=log)
     measured["load_after"] = _load()
     return RLContrastReport(task=task, goal=goal_value, goal_episodes=episodes, baseline=baseline, es=es, rl=rl,
                             es_command=es.config["command"], notes=notes, measured=measured)

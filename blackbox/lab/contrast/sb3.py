@@ -5,9 +5,11 @@ every ``check_every`` environment steps its deterministic policy plays one fresh
 generation's center evaluation is to ES); when that episode's return reaches the goal, the policy
 plays ``goal_episodes`` fresh episodes, and training stops once their mean reaches the goal
 (:class:`blackbox.driver.stop.ConfirmGoal`'s rule). Observations of the checking episodes are
-normalized with the training statistics, which they do not update. Wall time counts training and
-checking, as a blackbox run's counts its center evaluations and confirmations; steps count training
-only.
+normalized with the training statistics, which they do not update. The clock follows the rule of a
+blackbox run's (whose time inside generations holds each generation's center row but not its goal
+confirmations): it holds training and the one progress episode per check, never the
+``goal_episodes`` confirmation episodes nor the final check (``confirm_time`` holds those seconds);
+steps count training only.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class RLCurve:
     total_steps: int = 0
     total_time: float = 0.0
     stop_reason: str = ""
+    confirm_time: float = 0.0  # seconds of confirmation episodes, kept out of times/time_to_goal/total_time
     config: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -78,7 +81,7 @@ def _episode(model, env, normalize, seed: int) -> float:
 
 
 def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, check_every: int,
-                   seed: int, started: list[float], max_time: float | None):
+                   seed: int, started: list[float], max_time: float | None, log: Any = None, every: float = 10.0):
     from stable_baselines3.common.callbacks import BaseCallback
 
     episode_seeds = np.random.SeedSequence(seed, spawn_key=(0x726C,))  # "rl": fresh episodes, never training's
@@ -88,6 +91,11 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             super().__init__()
             self.next_check = check_every
             self.counter = 0
+            self.last_log = 0.0
+
+        def _clock(self) -> float:
+            """Seconds of training so far: the confirmation episodes are not counted."""
+            return time.perf_counter() - started[0] - curve.confirm_time
 
         def _fresh_seed(self) -> int:
             self.counter += 1
@@ -100,12 +108,14 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
 
         def final_check(self) -> None:
             curve.steps.append(int(self.model.num_timesteps))
-            curve.times.append(time.perf_counter() - started[0])
+            curve.times.append(curve.total_time)
+            began = time.perf_counter()
             curve.returns.append(_episode(self.model, env, self._normalize(), self._fresh_seed()))
+            curve.confirm_time += time.perf_counter() - began
 
         def _on_step(self) -> bool:
             steps = int(self.model.num_timesteps)
-            elapsed = time.perf_counter() - started[0]
+            elapsed = self._clock()
             if max_time is not None and elapsed >= max_time:
                 curve.stop_reason = f"time budget {max_time:g} s"
                 raise _Stop
@@ -115,15 +125,20 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             normalize = self._normalize()
             value = _episode(self.model, env, normalize, self._fresh_seed())
             curve.steps.append(steps)
-            curve.times.append(time.perf_counter() - started[0])
+            curve.times.append(self._clock())
             curve.returns.append(value)
+            if log is not None and curve.times[-1] - self.last_log >= every:
+                self.last_log = curve.times[-1]
+                log(f"{curve.method}: {steps:,} steps, return {value:.6g}, {curve.times[-1]:.0f} s")
             if goal is None or value < goal:
                 return True
+            began = time.perf_counter()
             mean = float(np.mean([_episode(self.model, env, normalize, self._fresh_seed())
                                   for _ in range(goal_episodes)]))
+            curve.confirm_time += time.perf_counter() - began
             curve.confirmations.append([steps, mean])
             if mean >= goal:
-                curve.steps_to_goal, curve.time_to_goal = steps, time.perf_counter() - started[0]
+                curve.steps_to_goal, curve.time_to_goal = steps, curve.times[-1]  # training stopped at the check
                 curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
                 raise _Stop
             return True
@@ -133,10 +148,11 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
 
 def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_steps: int | None,
               max_time: float | None, seed: int, threads: int | None, overrides: dict[str, Any] | None = None,
-              ) -> RLCurve:
+              log: Any = None) -> RLCurve:
     """Train ``entry.algo`` (ppo or ars) on ``entry.task`` until the goal or a budget; its curve.
 
     The step budget is ``max_steps`` or the zoo's ``n_timesteps``; ``overrides`` replace zoo settings.
+    ``log`` (e.g. ``print``) gets a progress line when training starts and every 10 s of checks.
     """
     require_sb3()
     import gymnasium as gym
@@ -172,16 +188,18 @@ def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_st
                             "hyperparameters": {k: v for k, v in entry.raw.items()}, "overrides": overrides or {}})
     started = [0.0]
     callback = _goal_callback(curve, check_env, goal, goal_episodes, check_interval(entry, horizon), seed,
-                              started, max_time)
+                              started, max_time, log)
     try:
         model = algorithm(entry.policy, venv, seed=seed, verbose=0, device="cpu", **kwargs)
+        if log is not None:
+            log(f"{curve.method}: training, budget {budget:,} steps ({entry.describe()})")
         started[0] = time.perf_counter()
         try:
             model.learn(total_timesteps=budget, callback=callback)
         except _Stop:
             pass
         curve.total_steps = int(model.num_timesteps)
-        curve.total_time = time.perf_counter() - started[0]
+        curve.total_time = time.perf_counter() - started[0] - curve.confirm_time
         if not curve.reached and (not curve.steps or curve.steps[-1] != curve.total_steps):
             callback.final_check()  # the curve ends where training ended
     finally:

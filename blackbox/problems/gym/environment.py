@@ -7,6 +7,7 @@ project registers itself, such as ``blackbox/CyclicMDP-v0``, live in :mod:`.envs
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import warnings
 from collections.abc import Callable
@@ -80,9 +81,11 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
         return made if checked else _without_order_enforcing(made)
     except gym.error.UnregisteredEnv as exc:
         known = list(gym.registry)
+        close = difflib.get_close_matches(env, known, n=4, cutoff=0.6)
+        why = f"Close names: {', '.join(close)}." if close else f"({exc})"
         raise ConfigError(
             f"unknown Gymnasium environment {env!r}.{did_you_mean(env, known)} "
-            f"({exc}) See gymnasium.pprint_registry() for the installed ones"
+            f"{why} See gymnasium.pprint_registry() for the installed ones"
         ) from None
     except gym.error.DependencyNotInstalled as exc:
         extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)

@@ -1,0 +1,55 @@
+"""The presets' published table stays true: docs/rl.md and ``blackbox list presets`` show the committed
+results file, and the cheap presets re-run on one fresh seed take exactly the steps it records.
+
+A change that moves the random streams fails here until the table is regenerated with it:
+``python benchmarks/rl_presets.py --seeds 100-109 --tasks CartPole-v1 Acrobot-v1 MountainCarContinuous-v0``
+then ``python -m blackbox.problems.gym.preset_table --write docs/rl.md``.
+"""
+
+import json
+
+import pytest
+
+pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
+
+from blackbox.cli import main  # noqa: E402
+from blackbox.problems.gym.preset_table import MARKERS, load_results, markdown, preset_rows  # noqa: E402
+from blackbox.problems.gym.presets import PRESETS  # noqa: E402
+from tests.helpers import ROOT  # noqa: E402
+
+CHEAP = ["CartPole-v1", "Acrobot-v1", "MountainCarContinuous-v0"]
+
+
+def test_docs_show_the_generated_table():
+    text = (ROOT / "docs" / "rl.md").read_text()
+    start, end = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
+    assert text[start:end].strip() == markdown(), "run: python -m blackbox.problems.gym.preset_table --write docs/rl.md"
+
+
+def test_list_presets_shows_every_preset_with_its_goal_and_measurements(capsys):
+    assert main(["list", "presets", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["task"] for r in rows] == sorted(PRESETS)
+    assert rows == json.loads(json.dumps(preset_rows()))
+    by_task = {r["task"]: r for r in rows}
+    assert by_task["Hopper-v5"]["goal"] == 3120.0 and by_task["Hopper-v5"]["goal_source"] == "ARS paper"
+    assert by_task["HalfCheetah-v5"]["goal"] == 4800.0 and by_task["HalfCheetah-v5"]["goal_source"] == "Gymnasium"
+    measured = load_results()
+    for task, row in by_task.items():
+        assert (row["steps"] == "not measured") == (task not in measured)
+
+
+def test_the_results_file_has_the_cheap_tasks_on_the_fresh_seeds():
+    rows = load_results()
+    for task in CHEAP:
+        assert sorted(int(seed) for seed in rows[task]["trials"]) == list(range(100, 110)), task
+
+
+@pytest.mark.parametrize("task", CHEAP)
+def test_a_cheap_preset_takes_the_published_steps(tmp_path, capsys, task):
+    published = load_results()[task]["trials"]["100"]
+    assert main(["run", "--problem", f"gym:{task}", "--seed", "100", "--out", str(tmp_path / "r"), "--json",
+                 "--no-plot"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["goal_check"]["solved"], summary["steps"]) == (published["solved"], published["steps"]), (
+        "the preset's result moved: regenerate the table (see this module's docstring)")
