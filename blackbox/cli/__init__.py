@@ -55,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every failure ends as one line (see cli/failure.py)
-        return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)))
+        return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)),
+                           getattr(args, "resume_hint", None))
 
 
 if __name__ == "__main__":  # pragma: no cover

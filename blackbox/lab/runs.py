@@ -164,8 +164,17 @@ def _claim(out: Path, resolved: ResolvedRun, overwrite: bool, notes: list[str]) 
     return lock
 
 
+def _intro(resolved: ResolvedRun, paths: RunPaths, run: Run | None, executor: Any) -> str:
+    """The line printed as a run starts: what, on how many workers, where."""
+    workers = int(getattr(executor, "workers", 1))
+    start = (f"resuming {resolved.strategy.name} on {resolved.label()} from generation {run.strategy.generation}"
+             if run is not None else f"starting {resolved.strategy.name} on {resolved.label()}")
+    return (f"{start} (seed {resolved.seed}), {getattr(executor, 'name', '') or type(executor).__name__} executor "
+            f"with {workers} worker{'s' if workers != 1 else ''}, in {paths.root}")
+
+
 def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,
-               console: Any) -> list[Callback]:
+               console: Any, intro: str | None = None) -> list[Callback]:
     resumed = run is not None
     callbacks: list[Callback] = [
         CSVRecords(paths.records_csv, append=resumed),
@@ -181,7 +190,7 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     if show_progress:
         from ..driver.progress import ProgressDisplay
 
-        callbacks.append(ProgressDisplay(resolved.stop.budget(), console=console))
+        callbacks.append(ProgressDisplay(resolved.stop.budget(), console=console, intro=intro))
     return callbacks
 
 
@@ -189,7 +198,8 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
              show_progress: bool, console: Any, callbacks: Sequence[Callback], notes: list[str]) -> dict[str, Any]:
     strategy, problem, executor = components
     conditions = resolved.stop.conditions()
-    hooks = _callbacks(resolved, paths, run, show_progress, console) + list(callbacks)
+    intro = _intro(resolved, paths, run, executor) if show_progress else None
+    hooks = _callbacks(resolved, paths, run, show_progress, console, intro) + list(callbacks)
     paths.result.unlink(missing_ok=True)
     resumed_from = run.strategy.generation if run is not None else None
     summary: dict[str, Any] = {

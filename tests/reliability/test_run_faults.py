@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import time
 from pathlib import Path
@@ -237,7 +238,8 @@ def test_ctrl_c_of_a_loky_run_exits_130_without_orphans_and_resumes_bit_identica
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    assert "blackbox run: interrupted" in stderr and "Traceback" not in stderr
+    assert f"blackbox run: interrupted; continue it with `blackbox resume {shlex.quote(str(out))}`\n" in stderr
+    assert "Traceback" not in stderr
     assert len(started) >= 2 and wait_gone(started, 60) == []
     assert not list(Path("/dev/shm").glob(f"blackbox-run-{process.pid}-*"))
     result = json.loads((out / "result.json").read_text())
