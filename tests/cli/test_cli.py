@@ -62,6 +62,29 @@ def test_bad_input_exits_2_with_message(tmp_path, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args,line", [
+    (["run", "--gens", "3"], "blackbox run: error: unknown option --gens. Did you mean --generations?"),
+    (["run", "--genrations=3"], "blackbox run: error: unknown option --genrations. Did you mean --generations?"),
+    (["run", "--max-evals", "9"], "blackbox run: error: unknown option --max-evals. Did you mean --max-evaluations?"),
+    (["resume", "r", "--chekpoint-every", "2"],
+     "blackbox resume: error: unknown option --chekpoint-every. Did you mean --checkpoint-every?"),
+    (["list", "--jsno"], "blackbox list: error: unknown option --jsno. Did you mean --json?"),
+    (["rn"], "blackbox: error: COMMAND 'rn' is not one of run, list, check, new, contrast, resume, compare, play. "
+             "Did you mean run?"),
+    (["run", "--zzzzzz"], "blackbox run: error: unknown option --zzzzzz (see blackbox run --help)"),
+    (["run", "extra"], "blackbox run: error: unexpected argument 'extra' (see blackbox run --help)"),
+    (["run", "--generations", "x"], "blackbox run: error: argument --generations: invalid int value: 'x' "
+                                    "(see blackbox run --help)"),
+    ([], "blackbox: error: the following arguments are required: COMMAND (see blackbox --help)"),
+])
+def test_a_usage_error_is_one_line_with_the_nearest_spelling_and_exit_2(capsys, args, line):
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.err == line + "\n" and captured.out == ""
+
+
 def test_list_json(capsys):
     assert main(["list", "strategies", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -99,3 +122,12 @@ def test_console_script_runs(tmp_path):
                            "--out", str(tmp_path / "r")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "r" / "records.csv").exists()
+
+
+def test_top_level_help_describes_contrast_with_both_baselines(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("contrast ES against gradient methods, side by side: backpropagation on mnist (contrast [mnist]) "
+            "or PPO on a Gymnasium task (contrast rl TASK)") in text
