@@ -19,7 +19,7 @@ import pytest
 import blackbox as bb
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
-from tests.helpers import subprocess_env
+from tests.helpers import interruptible, subprocess_env
 from tests.helpers.executor_problems import (
     DataError,
     DenseSearch,
@@ -348,7 +348,7 @@ def interrupt_cli_run(out: Path, executor: str = "loky:workers=2", group: bool =
     command = [sys.executable, "-c", CLI_SCRIPT, "run", "--problem", problem, "--executor",
                executor, "--generations", "1000", "--checkpoint-every", "1000", "--quiet", "--out", str(out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=group, env=subprocess_env())
+                               start_new_session=group, env=subprocess_env(), preexec_fn=interruptible)
     try:
         records = out / "records.csv"
         _wait_until(lambda: records.exists() and len(records.read_text().splitlines()) >= 2, process,

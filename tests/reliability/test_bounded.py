@@ -22,7 +22,7 @@ from blackbox.executors.bounds import MAX_WORKERS_PER_CORE, available_cores
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
 from blackbox.executors.serial import SerialExecutor
-from tests.helpers import subprocess_env
+from tests.helpers import interruptible, subprocess_env
 from tests.helpers.crash_problems import Leaks, Misbehaves
 from tests.helpers.executor_problems import Sleepy
 from tests.reliability.helpers import alive, cmdline, descendants, note, wait_gone
@@ -156,7 +156,8 @@ CLI_SCRIPT = textwrap.dedent("""
 def start_cli_run(out: Path, executor: str, problem: str, output: int = subprocess.PIPE) -> subprocess.Popen:
     command = [sys.executable, "-c", CLI_SCRIPT, "run", "--problem", problem, "--executor", executor,
                "--generations", "1000", "--quiet", "--out", str(out)]
-    return subprocess.Popen(command, stdout=output, stderr=output, text=True, env=subprocess_env())
+    return subprocess.Popen(command, stdout=output, stderr=output, text=True, env=subprocess_env(),
+                            preexec_fn=interruptible)
 
 
 def wait_for_workers(process: subprocess.Popen, count: int, seconds: float = 300) -> set[int]:
