@@ -229,6 +229,9 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
                               "best_fitness": result.best_fitness,
                               **flat_leaves(problem.state_dict(), "problem", sequences=False)})
+    hint = _startup_hint(result.records if run is None else [], executor)
+    if hint:
+        notes.append(hint)
     curve = None
     if resolved.log.plot:
         if have_matplotlib():
@@ -250,6 +253,21 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
         summary["notes"] = list(notes)
     write_json(paths.result, summary)
     return summary
+
+
+def _startup_hint(records: Sequence[Any], executor: Any) -> str | None:
+    """Why a parallel run of a quick problem was slow: its first generation, which starts the workers
+    (a process each, importing numpy, blackbox and the problem), took most of the time. None otherwise."""
+    workers = int(getattr(executor, "workers", 1))
+    if workers < 2 or getattr(executor, "in_process", False) or len(records) < 2:
+        return None
+    first, total = records[0].generation_time, sum(r.generation_time for r in records)
+    rest = (total - first) / (len(records) - 1)
+    if first < 0.2 or first < 0.5 * total or first < 10 * rest:
+        return None
+    return (f"the first generation took {first:.2f} s of the {total:.2f} s inside generations, the others "
+            f"{rest * 1000:.0f} ms each on average: most of it was starting {workers} {executor.name} workers; "
+            f"on a problem this quick, --executor serial is faster")
 
 
 def _resume_hint(exc: StorageError | CheckpointError, paths: RunPaths) -> BlackboxError:
