@@ -9,10 +9,13 @@ To add a command, write ``blackbox/cli/<name>.py`` with ``add_parser(subparsers)
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 import time
+import typing
 from collections.abc import Sequence
 
 from .failure import debug_wanted, exit_status, one_line_warnings
@@ -23,8 +26,40 @@ COMMANDS = ["run", "list", "check", "new", "contrast", "resume", "compare", "pla
 SUBCOMMANDS: dict[tuple[str, ...], str] = {("contrast", "rl"): "contrast_rl"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _close(word: str, choices: Sequence[str]) -> str:
+    """``. Did you mean X?`` for the choice nearest ``word`` (a near spelling or a shortening), or ``""``."""
+    near = difflib.get_close_matches(word, [*choices], n=1, cutoff=0.5)  # not list(): see main()
+    return f". Did you mean {near[0]}?" if near else ""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's promise for usage errors: one line (what was wrong, the nearest
+    valid spelling, where the help is), exit status 2; never the generic usage block."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        choice = re.fullmatch(r"argument (.+?): invalid choice: '(.*)' \(choose from (.*)\)", message)
+        if choice:
+            choices = re.findall(r"'([^']*)'", choice.group(3))
+            message = (f"{choice.group(1)} {choice.group(2)!r} is not one of {', '.join(choices)}"
+                       f"{_close(choice.group(2), choices)}")
+        where = "" if "Did you mean" in message else f" (see {self.prog} --help)"
+        self.exit(2, f"{self.prog}: error: {message}{where}\n")
+
+    def options(self) -> list[str]:
+        """Every option string this parser takes (``--generations``, ``-h``, ...)."""
+        return [flag for action in self._actions for flag in action.option_strings]
+
+    def reject_unknown(self, extras: Sequence[str]) -> typing.NoReturn:
+        """Refuse arguments no option took: name the first, with the nearest option when it is a flag."""
+        word = extras[0]
+        if word.startswith("-") and len(word) > 1:
+            flag = word.split("=", 1)[0]
+            self.error(f"unknown option {flag}{_close(flag, self.options())}")
+        self.error(f"unexpected argument {word!r}")
+
+
+def build_parser() -> Parser:
+    parser = Parser(
         prog="blackbox", description="Evolution strategies for black-box optimization and RL."
     )
     from .. import __version__
@@ -51,13 +86,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = command.build_parser().parse_args(argv[2:])
         args.command, args.func = " ".join(argv[:2]), command.run
     else:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            command = parser._subparsers._group_actions[0].choices[args.command]  # type: ignore[union-attr,index]
+            (command if isinstance(command, Parser) else parser).reject_unknown(extras)
     args.started = started  # commands that report their wall time measure it from here
     one_line_warnings(args.command)
     try:
         return int(args.func(args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every failure ends as one line (see cli/failure.py)
-        return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)))
+        return exit_status(args.command, exc, debug_wanted(getattr(args, "debug", False)),
+                           getattr(args, "resume_hint", None))
 
 
 #: Seconds the ``blackbox`` script waits, after its command is done, for threads that are not daemons

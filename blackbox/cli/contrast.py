@@ -25,9 +25,11 @@ _OUTPUTS = ("contrast.json", "contrast.png")
 
 def add_parser(sub) -> None:
     parser = sub.add_parser(
-        "contrast", help="ES against backpropagation on a supervised problem (mnist), side by side",
+        "contrast", help="ES against gradient methods, side by side: backpropagation on mnist "
+                         "(contrast [mnist]) or PPO on a Gymnasium task (contrast rl TASK)",
         description="Train the same network by an evolution strategy and by backpropagation and compare "
-                    "test accuracy against wall time and passes through the network.",
+                    "test accuracy against wall time and passes through the network. `blackbox contrast rl "
+                    "TASK` sets ES against PPO on a Gymnasium task instead (see `blackbox contrast rl --help`).",
     )
     parser.add_argument("problem", nargs="?", default="mnist",
                         help="problem spec (default: mnist; e.g. mnist:path=/data/mnist,model=cnn); "

@@ -2,7 +2,7 @@
 
 - a :class:`~blackbox.errors.BlackboxError` (bad input, a failed evaluation, a full disk): its
   message, status 2;
-- Ctrl-C: ``interrupted``, status 130;
+- Ctrl-C: ``interrupted``, and how to continue (``blackbox resume DIR``) when the command says, status 130;
 - an exit called by code the command ran (a plugin, a problem, a callback): status 2 when it said
   0, so that a run cut short never looks like a success;
 - running out of memory: what could not be allocated and what to lower, status 2;
@@ -67,8 +67,9 @@ def _memory_error(exc: BaseException) -> MemoryError | None:
     return None
 
 
-def exit_status(command: str, exc: BaseException, debug: bool = False) -> int:
-    """Report ``exc``, raised by ``blackbox COMMAND``, on stderr; return the exit status."""
+def exit_status(command: str, exc: BaseException, debug: bool = False, resume: str | None = None) -> int:
+    """Report ``exc``, raised by ``blackbox COMMAND``, on stderr; return the exit status. ``resume``:
+    what an interrupted command's Ctrl-C line adds (how to continue the run)."""
     if debug and not isinstance(exc, KeyboardInterrupt):
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     hint = "" if debug else f" (blackbox --debug {command} ... shows the traceback)"
@@ -76,7 +77,7 @@ def exit_status(command: str, exc: BaseException, debug: bool = False) -> int:
     if isinstance(exc, BlackboxError):
         line, status = f"error: {exc}", 2
     elif isinstance(exc, KeyboardInterrupt):
-        line, status = "interrupted", 130
+        line, status = ("interrupted" + (f"; {resume}" if resume else "")), 130
     elif isinstance(exc, SystemExit):
         code = exc.code
         status = code if isinstance(code, int) and not isinstance(code, bool) and code != 0 else 2

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config.run import RunConfig, component_override
 from ..lab.runs import resume_run
-from .run import add_budget_flags, add_output_flags, apply_flags, print_summary
+from .run import add_budget_flags, add_output_flags, apply_flags, print_summary, resume_hint
 
 __all__ = ["add_parser", "run"]
 
@@ -43,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
     def warn(message: str) -> None:
         print(f"blackbox resume: warning: {message}", file=sys.stderr)
 
-    summary = resume_run(args.run_dir, change=change, checkpoint=args.checkpoint,
-                         show_progress=not (args.quiet or args.json), warn=warn)
+    try:
+        summary = resume_run(args.run_dir, change=change, checkpoint=args.checkpoint,
+                             show_progress=not (args.quiet or args.json), warn=warn)
+    except KeyboardInterrupt:
+        args.resume_hint = resume_hint(args.run_dir)
+        raise
     print_summary(args, summary)
     return 0

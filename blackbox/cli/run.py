@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -169,9 +170,26 @@ def run(args) -> int:
         out = default_out(resolved)
     if args.overwrite is False and Path(out).exists():
         check_out_dir(Path(out), resolved, False)  # refuse before building anything heavy
-    summary = start_run(resolved, out, overwrite=args.overwrite, show_progress=not (args.quiet or args.json))
+    try:
+        summary = start_run(resolved, out, overwrite=args.overwrite, show_progress=not (args.quiet or args.json))
+    except KeyboardInterrupt:
+        args.resume_hint = resume_hint(Path(out))
+        raise
     extra = goal_notes(resolved, summary)
     if extra:
         summary["notes"] = [*summary.get("notes", []), *extra]
     print_summary(args, summary)
     return 0
+
+
+def resume_hint(out: Path) -> str:
+    """What the Ctrl-C line of a run in ``out`` adds: how to continue it, or why it cannot be."""
+    from ..store.checkpoint import list_checkpoints
+
+    try:
+        written = bool(list_checkpoints(out / "checkpoints"))
+    except OSError:
+        written = False
+    if not written:
+        return "no checkpoint was written yet, so there is nothing to resume"
+    return f"continue it with `blackbox resume {shlex.quote(str(out))}`"

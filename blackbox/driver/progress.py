@@ -155,16 +155,18 @@ class ProgressDisplay(Callback):
     """The run's progress line (live in a terminal, printed every ``log_every`` seconds elsewhere).
 
     ``budget`` maps ``generations`` / ``max_evaluations`` / ``max_steps`` / ``max_time`` to their
-    limits; a bare integer is read as a number of generations (the older signature).
+    limits; a bare integer is read as a number of generations (the older signature). ``intro``, a
+    line printed when the run starts, says what is starting (before the first generation ends).
     """
 
     def __init__(self, budget: dict[str, Any] | int | None = None, console: Console | None = None,
-                 *, log_every: float = 10.0):
+                 *, log_every: float = 10.0, intro: str | None = None):
         if budget is None or isinstance(budget, int):
             budget = {"generations": budget} if budget else {}
         self.budget = {k: v for k, v in budget.items() if k in _BUDGET_FIELDS and v}
         self.console = console or Console(stderr=True)
         self.log_every = float(log_every)
+        self.intro = intro
         self._live: Live | None = None
         self._start_fraction = 0.0
         self._started = 0.0
@@ -177,10 +179,14 @@ class ProgressDisplay(Callback):
         self._started = time.perf_counter()
         self._last_shown = -float("inf")
         self._last = None
+        if self.intro:  # at once: the first generation can take minutes (workers starting, long episodes)
+            self.console.out(self.intro, highlight=False)
         if self.console.is_terminal:
-            self._live = Live(Text(f"gen {run.strategy.generation}"), console=self.console, auto_refresh=False,
-                              transient=False)
-            self._live.start()
+            generations = self.budget.get("generations")
+            first = run.strategy.generation + 1
+            line = f"gen {first}" + (f"/{generations}" if generations else "") + "  running"
+            self._live = Live(Text(line), console=self.console, auto_refresh=False, transient=False)
+            self._live.start(refresh=True)
 
     def on_generation(self, run: Run, record: Record) -> None:
         fraction = budget_fraction(record, self.budget)

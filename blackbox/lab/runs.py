@@ -164,8 +164,17 @@ def _claim(out: Path, resolved: ResolvedRun, overwrite: bool, notes: list[str]) 
     return lock
 
 
+def _intro(resolved: ResolvedRun, paths: RunPaths, run: Run | None, executor: Any) -> str:
+    """The line printed as a run starts: what, on how many workers, where."""
+    workers = int(getattr(executor, "workers", 1))
+    start = (f"resuming {resolved.strategy.name} on {resolved.label()} from generation {run.strategy.generation}"
+             if run is not None else f"starting {resolved.strategy.name} on {resolved.label()}")
+    return (f"{start} (seed {resolved.seed}), {getattr(executor, 'name', '') or type(executor).__name__} executor "
+            f"with {workers} worker{'s' if workers != 1 else ''}, in {paths.root}")
+
+
 def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,
-               console: Any) -> list[Callback]:
+               console: Any, intro: str | None = None) -> list[Callback]:
     resumed = run is not None
     callbacks: list[Callback] = [
         CSVRecords(paths.records_csv, append=resumed),
@@ -181,7 +190,7 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     if show_progress:
         from ..driver.progress import ProgressDisplay
 
-        callbacks.append(ProgressDisplay(resolved.stop.budget(), console=console))
+        callbacks.append(ProgressDisplay(resolved.stop.budget(), console=console, intro=intro))
     return callbacks
 
 
@@ -189,7 +198,8 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
              show_progress: bool, console: Any, callbacks: Sequence[Callback], notes: list[str]) -> dict[str, Any]:
     strategy, problem, executor = components
     conditions = resolved.stop.conditions()
-    hooks = _callbacks(resolved, paths, run, show_progress, console) + list(callbacks)
+    intro = _intro(resolved, paths, run, executor) if show_progress else None
+    hooks = _callbacks(resolved, paths, run, show_progress, console, intro) + list(callbacks)
     paths.result.unlink(missing_ok=True)
     resumed_from = run.strategy.generation if run is not None else None
     summary: dict[str, Any] = {
@@ -219,6 +229,9 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     save_npz(paths.solution, {"center": result.center, "best_params": result.best_params,
                               "best_fitness": result.best_fitness,
                               **flat_leaves(problem.state_dict(), "problem", sequences=False)})
+    hint = _startup_hint(result.records if run is None else [], executor)
+    if hint:
+        notes.append(hint)
     curve = None
     if resolved.log.plot:
         if have_matplotlib():
@@ -240,6 +253,21 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
         summary["notes"] = list(notes)
     write_json(paths.result, summary)
     return summary
+
+
+def _startup_hint(records: Sequence[Any], executor: Any) -> str | None:
+    """Why a parallel run of a quick problem was slow: its first generation, which starts the workers
+    (a process each, importing numpy, blackbox and the problem), took most of the time. None otherwise."""
+    workers = int(getattr(executor, "workers", 1))
+    if workers < 2 or getattr(executor, "in_process", False) or len(records) < 2:
+        return None
+    first, total = records[0].generation_time, sum(r.generation_time for r in records)
+    rest = (total - first) / (len(records) - 1)
+    if first < 0.2 or first < 0.5 * total or first < 10 * rest:
+        return None
+    return (f"the first generation took {first:.2f} s of the {total:.2f} s inside generations, the others "
+            f"{rest * 1000:.0f} ms each on average: most of it was starting {workers} {executor.name} workers; "
+            f"on a problem this quick, --executor serial is faster")
 
 
 def _resume_hint(exc: StorageError | CheckpointError, paths: RunPaths) -> BlackboxError:

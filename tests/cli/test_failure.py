@@ -83,3 +83,44 @@ def test_running_out_of_memory_is_said_even_when_a_cleanup_failed_after_it(regis
 def test_bad_input_stays_an_error_with_status_2(tmp_path, capsys):
     assert main(["run", "--problem", "quadratic:dim=0", "--out", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err.startswith("blackbox run: error: ")
+
+
+class Interrupted:
+    """Evaluates ``at - 1`` generations, then Ctrl-C lands inside the next one."""
+
+    def __init__(self, at: int = 8):
+        import numpy as np
+
+        import blackbox as bb
+
+        class Problem(bb.Problem):
+            dim = 2
+
+            def __init__(self):
+                self.calls = 0
+
+            def evaluate(self, params, seeds):
+                self.calls += 1
+                if self.calls >= at:
+                    raise KeyboardInterrupt
+                return bb.EvalResult(-np.sum(params**2, axis=1), np.ones(len(params), dtype=np.int64))
+
+        self.problem = Problem
+
+
+@pytest.mark.parametrize("every, expected", [
+    (2, "blackbox run: interrupted; continue it with `blackbox resume '{out}'`\n"),
+    (1000, "blackbox run: interrupted; no checkpoint was written yet, so there is nothing to resume\n"),
+])
+def test_ctrl_c_says_how_to_resume_the_run(tmp_path, capsys, every, expected):
+    out = tmp_path / "a run"  # a space: the command shown quotes the folder
+    problems.register("interrupted", Interrupted().problem)
+    try:
+        code = main(["run", "--problem", "interrupted", "--no-center-eval", "--generations", "100",
+                     "--checkpoint-every", str(every), "--quiet", "--out", str(out)])
+        assert code == 130
+        assert capsys.readouterr().err == expected.format(out=out)
+        if every == 2:  # the hint works as printed (a budget the fresh problem can finish)
+            assert main(["resume", str(out), "--generations", "10", "--quiet"]) == 0
+    finally:
+        problems.unregister("interrupted")

@@ -13,7 +13,7 @@ from tests.helpers.extras import missing, requires, requires_problem
 
 EXAMPLES = ROOT / "examples"
 TESTED = {"ask_tell.py", "functions.toml", "cartpole.toml", "cartpole_loky.py", "nes_quadratic.toml",
-          "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml", "simulated_cluster.py"}
+          "cyclic_mdp.toml", "frame_skip.toml", "all_strategies.toml", "simulated_cluster.py", "gym_ask_tell.py"}
 
 
 def needs(kind, name, what):
@@ -38,6 +38,21 @@ def test_ask_tell(monkeypatch, capsys):
     runpy.run_path(str(EXAMPLES / "ask_tell.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "generation    10" in out and "center:" in out
+
+
+@requires_problem("gym")
+def test_gym_ask_tell_loop_folds_observations_and_repeats_exactly(monkeypatch, capsys):
+    monkeypatch.setenv("BLACKBOX_SMOKE", "1")
+    printed = []
+    for _ in range(2):
+        runpy.run_path(str(EXAMPLES / "gym_ask_tell.py"), run_name="__main__")
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1]  # the seeds and the start point make it repeat exactly
+    lines = printed[0].splitlines()
+    counts = [int(line.rsplit(" ", 1)[1]) for line in lines[:3]]
+    assert [line.split()[:2] for line in lines[:3]] == [["generation", "1"], ["generation", "2"], ["generation", "3"]]
+    assert 0 < counts[0] < counts[1] < counts[2]  # observe() folded every generation's observations
+    assert lines[3] == "saved: ['obs_count', 'obs_m2', 'obs_mean']"
 
 
 def test_run_config_example(tmp_path, capsys):

@@ -43,3 +43,12 @@ def test_readme_links_point_at_files_of_the_repository():
 def test_readme_is_a_first_visit():
     """What a first visit needs; the rest lives in the guides (docs/)."""
     assert len((ROOT / "README.md").read_text().splitlines()) <= 120
+
+
+def test_readme_states_the_test_duration_and_a_quick_subset_that_exists():
+    from tests.conftest import QUICK
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "The test line takes about 10 to 11 minutes on a quiet 2-core machine" in text
+    assert "`python -m pytest -m quick`" in text
+    assert all((ROOT / "tests" / path).exists() for path in QUICK)

@@ -173,3 +173,25 @@ def test_learning_curve_png(tmp_path):
                for g in range(1, 12)]
     assert plot_run(negated, tmp_path / "log.png").exists()  # a symmetric-log axis for negated losses
     assert np.isfinite([r.center for r in negated]).all()
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_run_says_what_starts_before_its_first_generation_ends(tmp_path, terminal):
+    """The first line comes at once (a first generation can take minutes): what, how many workers, where."""
+    buffer = io.StringIO()
+    seen = []
+
+    class Peek(bb.Callback):
+        def on_start(self, run):
+            seen.append(buffer.getvalue())  # what was shown before the first generation ran
+
+    from blackbox.lab.runs import start_run
+
+    console = Console(file=buffer, force_terminal=terminal, width=200)
+    start_run({"strategy": {"name": "openai-es", "popsize": 8}, "problem": {"name": "quadratic", "dim": 3},
+               "executor": {"name": "serial"}, "stop": {"generations": 2}, "log": {"plot": False}},
+              tmp_path / "run", show_progress=True, console=console, callbacks=[Peek()])
+    intro = f"starting openai-es on quadratic (seed 0), serial executor with 1 worker, in {tmp_path / 'run'}"
+    assert seen[0].splitlines()[0] == intro
+    if terminal:
+        assert "gen 1/2  running" in seen[0]

@@ -14,3 +14,14 @@ def subprocess_env(extra: dict | None = None) -> dict[str, str]:
     env = {**os.environ, **{k: str(v) for k, v in (extra or {}).items()}}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def interruptible() -> None:
+    """``preexec_fn`` of a subprocess that a test stops with Ctrl-C (SIGINT): SIGINT back to its default.
+
+    A shell starts background jobs with SIGINT ignored (``pytest ... &``, CI runners, ``nohup``), the
+    children inherit that, and Python then installs no handler of its own: the signal would be
+    dropped and the test wait for an exit that never comes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

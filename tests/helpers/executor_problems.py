@@ -101,15 +101,18 @@ class FailsOnMark(bb.Problem):
 
 class Sleepy(bb.Problem):
     """Sleeps ``delay`` seconds per call; rows whose first parameter is >= ``hang_above`` hang
-    (after leaving a file named ``hung-<pid>`` in ``hang_dir``, when given)."""
+    (after leaving a file named ``hung-<pid>`` in ``hang_dir``, when given), and so does every
+    call once the file ``hang_after`` exists (a test creates it when it wants the run held)."""
 
     name = "sleepy"
 
-    def __init__(self, dim: int = 2, delay: float = 0.0, hang_above: float = np.inf, hang_dir: str | None = None):
+    def __init__(self, dim: int = 2, delay: float = 0.0, hang_above: float = np.inf, hang_dir: str | None = None,
+                 hang_after: str | None = None):
         self.dim, self.delay, self.hang_above, self.hang_dir = dim, delay, hang_above, hang_dir
+        self.hang_after = hang_after
 
     def evaluate(self, params, seeds):
-        if np.any(params[:, 0] >= self.hang_above):
+        if np.any(params[:, 0] >= self.hang_above) or (self.hang_after and os.path.exists(self.hang_after)):
             if self.hang_dir:
                 open(os.path.join(self.hang_dir, f"hung-{os.getpid()}"), "w").close()
             time.sleep(3600)

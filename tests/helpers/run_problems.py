@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,7 +21,9 @@ class Drift(bb.Problem):
     seed-dependent noise, and every row takes a seed-dependent number of "environment steps".
     A resumed run that lost or garbled any of this state would score differently.
     ``DRIFT_DELAY`` (seconds per evaluate call, from the environment) slows a run down so that a
-    test can kill it midway; it changes no number.
+    test can kill it midway; it changes no number. ``DRIFT_HANG=ROWS:FILE`` makes ``evaluate``
+    create FILE and sleep for an hour once ``observe`` has seen ROWS rows, so that a test can
+    kill the run at a known point, sure that it has not finished first.
     """
 
     name = "drift"
@@ -36,6 +39,10 @@ class Drift(bb.Problem):
         delay = float(os.environ.get("DRIFT_DELAY", "0") or 0)
         if delay:
             time.sleep(delay)
+        hang = os.environ.get("DRIFT_HANG")
+        if hang and self.count >= int(hang.split(":", 1)[0]):
+            Path(hang.split(":", 1)[1]).write_text(str(os.getpid()))
+            time.sleep(3600)
         shift = 0.5 + 0.1 * np.tanh(self.mean).sum() + 0.01 * np.sqrt(self.m2.sum() / max(self.count, 1))
         noise = np.array([np.random.default_rng(int(s)).normal() for s in seeds]) * self.noise
         fitness = -np.sum((params - shift) ** 2, axis=1) + noise

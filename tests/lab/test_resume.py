@@ -113,7 +113,7 @@ def run_script(tmp_path, args, env=None, wait=True):
     full_env = subprocess_env(env)
     command = [sys.executable, str(script), *args]
     if wait:
-        return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=120)
+        return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=600)
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
 
 
@@ -122,16 +122,18 @@ def test_killed_in_a_subprocess_then_resumed(tmp_path, drift):
             "--generations", "40", "--checkpoint-every", "4", "--keep", "2", "--no-plot", "--quiet"]
     assert main(args + ["--out", str(tmp_path / "full")]) == 0
     cut = tmp_path / "cut"
-    process = run_script(tmp_path, args + ["--out", str(cut)], env={"DRIFT_DELAY": "0.05"}, wait=False)
+    held = tmp_path / "held"
+    # Held (an hour's sleep, after writing ``held``) once generation 10 starts: killed mid-run, never after its end.
+    process = run_script(tmp_path, args + ["--out", str(cut)], env={"DRIFT_HANG": f"{9 * 11}:{held}"}, wait=False)
     try:
-        deadline = time.monotonic() + 60
-        while not (cut / "checkpoints" / "gen-000008").exists():
+        deadline = time.monotonic() + 300
+        while not held.exists():
             assert process.poll() is None, process.stderr.read().decode()
-            assert time.monotonic() < deadline, "the run never reached generation 8"
+            assert time.monotonic() < deadline, "the run never reached generation 10"
             time.sleep(0.01)
         process.send_signal(signal.SIGKILL)
     finally:
-        process.wait(timeout=30)
+        process.wait(timeout=300)
     assert process.returncode == -signal.SIGKILL
     written = len(read_csv_records(cut / "records.csv"))
     assert 8 <= written < 40 and not (cut / "result.json").exists()

@@ -13,8 +13,9 @@ Faults come from the environment, so that a test can switch one on for a run and
   +inf or -inf by seed), ``hang`` (the row of seed group 0 sleeps for an hour) or empty;
 - ``FAULTY_FROM`` / ``FAULTY_UNTIL``: the fault applies while the observed row count is in
   ``[FROM, UNTIL)`` (the count grows by one generation's rows each generation);
-- ``FAULTY_DELAY``: seconds each ``evaluate`` call sleeps (slows a run down so that a test can
-  interrupt it; changes no number).
+- ``FAULTY_DELAY``: seconds each ``evaluate`` call sleeps (slows a run down; changes no number);
+- ``FAULTY_MARK``: a file that a hanging row creates before it sleeps, so that a test can wait for
+  it and know the run is inside that generation (it cannot finish before the test acts).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ class Faulty(bb.Problem):
         if mode == "raise":
             raise ValueError(f"simulated failure after {self.count} observed rows")
         if mode == "hang" and np.any(np.asarray(seeds) % 5 == 0):
+            mark = os.environ.get("FAULTY_MARK")
+            if mark:
+                with open(mark, "a", encoding="utf-8") as handle:
+                    handle.write(f"{os.getpid()}\n")
             time.sleep(3600)
         shift = 0.5 + 0.1 * np.tanh(self.mean).sum() + 0.01 * np.sqrt(self.m2.sum() / max(self.count, 1))
         noise = np.array([np.random.default_rng(int(s)).normal() for s in seeds]) * self.noise

@@ -14,7 +14,7 @@ import numpy as np
 
 from blackbox.driver.logs import read_csv_records, read_jsonl_records
 from blackbox.files import load_npz
-from tests.helpers import subprocess_env
+from tests.helpers import interruptible, subprocess_env
 
 #: The subprocess driver, run as ``python -m tests.reliability.driver`` (see ``subprocess_env``).
 DRIVER = "tests.reliability.driver"
@@ -103,7 +103,7 @@ def driver(args, env=None, wait=True, timeout=300, new_session=False):
     if wait:
         return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=timeout)
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
-                            start_new_session=new_session)
+                            start_new_session=new_session, preexec_fn=interruptible)
 
 
 def wait_for(path: Path, process: subprocess.Popen | None = None, seconds: float = 120.0) -> None:

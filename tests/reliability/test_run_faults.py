@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import time
 from pathlib import Path
@@ -218,24 +219,28 @@ def test_a_hung_evaluation_scores_worst_and_the_run_goes_on(faulty, clean, tmp_p
 @pytest.mark.parametrize("group", [False, True], ids=["driver", "process-group"])
 def test_ctrl_c_of_a_loky_run_exits_130_without_orphans_and_resumes_bit_identically(
         faulty, clean, tmp_path, group, capsys):
-    out = tmp_path / "run"
-    process = driver(run_args(out, "loky:workers=2", generations=40), env={"FAULTY_DELAY": "0.05"},
+    out, mark = tmp_path / "run", tmp_path / "hanging"
+    g = next(g for g in range(10, GENERATIONS) if np.any(seeds_of_generation(g) % 5 == 0))
+    # Generation g hangs in a worker (after writing ``mark``): the run is surely inside it when the
+    # signal lands, and cannot finish first however loaded the machine is.
+    process = driver(run_args(out, "loky:workers=2", generations=40),
+                     env={"FAULTY_MODE": "hang", "FAULTY_MARK": str(mark), **fault_window(g, g)},
                      wait=False, new_session=group)
     try:
-        wait_for(out / "checkpoints" / "gen-000008", process)
+        wait_for(mark, process, seconds=300)
         started = descendants(process.pid)
-        time.sleep(0.1)  # inside a generation, most likely
         if group:
             os.killpg(process.pid, signal.SIGINT)
         else:
             process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=300)
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, stderr
-    assert "blackbox run: interrupted" in stderr and "Traceback" not in stderr
-    assert len(started) >= 2 and wait_gone(started) == []
+    assert f"blackbox run: interrupted; continue it with `blackbox resume {shlex.quote(str(out))}`\n" in stderr
+    assert "Traceback" not in stderr
+    assert len(started) >= 2 and wait_gone(started, 60) == []
     assert not list(Path("/dev/shm").glob(f"blackbox-run-{process.pid}-*"))
     result = json.loads((out / "result.json").read_text())
     assert result["stop_reason"] == "interrupted" and not result["finished"]

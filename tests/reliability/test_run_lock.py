@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tests.reliability.helpers import assert_same_run_dir, driver, note, wait_fo
 from tests.reliability.test_run_directory import snapshot
 
 GENERATIONS = 12
+ROWS = 11  # a generation's rows: the population of 10 and the center
 
 
 def run_args(out: Path, generations: int = GENERATIONS) -> list[str]:
@@ -48,10 +48,13 @@ def refusal(err: str, out: Path, pid: int) -> None:
 
 
 def test_a_second_writer_on_a_live_run_is_refused_and_a_killed_run_resumes(faulty, clean, tmp_path):
-    out = tmp_path / "run"
-    live = driver(run_args(out), env={"FAULTY_DELAY": "1.5"}, wait=False)  # 18 s: long enough to be refused
+    out, mark = tmp_path / "run", tmp_path / "hanging"
+    # From generation 3 on, the first evaluation with a hanging seed hangs (after writing ``mark``):
+    # the run stays live, however long the second writers take to start on a loaded machine.
+    live = driver(run_args(out), env={"FAULTY_MODE": "hang", "FAULTY_FROM": str(ROWS * 2), "FAULTY_MARK": str(mark)},
+                  wait=False)
     try:
-        wait_for(out / "checkpoints" / "gen-000002", live, seconds=120)
+        wait_for(mark, live, seconds=300)
         holder = read_holder(out)
         assert holder is not None and holder.pid == live.pid and holder.host == socket.gethostname()
         config = (out / "config.toml").read_bytes()
@@ -80,10 +83,11 @@ def test_a_second_writer_on_a_live_run_is_refused_and_a_killed_run_resumes(fault
 
 
 def test_processes_racing_for_a_stale_lock_take_it_one_at_a_time(faulty, clean, tmp_path):
-    out = tmp_path / "run"
-    first = driver(run_args(out), env={"FAULTY_DELAY": "0.05"}, wait=False)
+    out, mark = tmp_path / "run", tmp_path / "hanging"
+    first = driver(run_args(out), env={"FAULTY_MODE": "hang", "FAULTY_FROM": str(ROWS * 4), "FAULTY_MARK": str(mark)},
+                   wait=False)  # held from generation 5 on: killed mid-run, never after its end
     try:
-        wait_for(out / "checkpoints" / "gen-000004", first, seconds=120)
+        wait_for(mark, first, seconds=300)
     finally:
         first.kill()
         first.wait(timeout=30)
@@ -145,10 +149,12 @@ def test_a_forked_child_does_not_keep_the_lock(tmp_path):
     directory locked after its parent died; it closes its copy at once."""
     lock = RunLock(tmp_path).acquire()
     ready, told = os.pipe()
+    release, hold = os.pipe()
     child = os.fork()
     if child == 0:
         os.write(told, b"x")  # running: past fork(), and so past what runs at fork
-        time.sleep(3)
+        os.close(hold)
+        os.read(release, 1)  # alive until the parent is done (end of file when it closes ``hold``)
         os._exit(0)
     try:
         assert os.read(ready, 1) == b"x"
@@ -157,6 +163,7 @@ def test_a_forked_child_does_not_keep_the_lock(tmp_path):
         with RunLock(tmp_path):
             pass
     finally:
+        os.close(hold)
         os.waitpid(child, 0)
 
 
