@@ -183,3 +183,20 @@ def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
     assert seen["es_flags"][-2:] == ["--max-steps", "6000000"] and seen["rl"]["max_steps"] == 6_000_000
     assert ("same step budget for both: 6,000,000 steps, the larger of the zoo's n_timesteps (100,000) and the "
             "preset's (6,000,000)") in report.notes
+
+
+@needs_sb3
+def test_reading_the_zoo_leaves_gymnasiums_time_limit_alone():
+    """Importing rl_zoo3 replaces gymnasium.wrappers.TimeLimit for the whole process (its
+    gym_patches module); the zoo's YAML is read without that import, so every environment made
+    afterwards keeps Gymnasium's own TimeLimit."""
+    import subprocess
+    import sys
+
+    code = ("import gymnasium, sys\n"
+            "from blackbox.lab.contrast.zoo import zoo_entry\n"
+            "zoo_entry('ppo', 'CartPole-v1'); zoo_entry('ars', 'Hopper-v5')\n"
+            "print('rl_zoo3' in sys.modules, gymnasium.wrappers.TimeLimit.__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "TimeLimit"]

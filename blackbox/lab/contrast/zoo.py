@@ -57,11 +57,20 @@ class ZooEntry:
 
 
 def _load(algo: str) -> dict[str, Any]:
-    import importlib.resources
+    """The zoo's ``hyperparams/<algo>.yml``, read from the installed package's folder without importing
+    ``rl_zoo3``: importing it replaces ``gymnasium.wrappers.TimeLimit`` with the zoo's own
+    ``PatchedTimeLimit`` for the whole process (``rl_zoo3/gym_patches.py``), which would change every
+    environment made afterwards."""
+    import importlib.util
+    from pathlib import Path
 
     import yaml
 
-    text = (importlib.resources.files("rl_zoo3") / "hyperparams" / f"{algo}.yml").read_text()
+    spec = importlib.util.find_spec("rl_zoo3")  # finds the package; does not run its __init__
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise ConfigError(f"contrast rl needs RL Baselines3 Zoo (rl_zoo3 not installed): {SB3_EXTRA}")
+    text = (Path(folders[0]) / "hyperparams" / f"{algo}.yml").read_text()
     return yaml.safe_load(text)
 
 
