@@ -200,9 +200,26 @@ def tuned_version(env: str) -> str | None:
     return tuned[-1] if tuned else None
 
 
+def _registry_spec(env: str) -> Any:
+    """``env``'s registered spec, looked up without importing anything (None where there is none).
+
+    An id naming a module (``my_package:MyEnv-v0``) is never looked up: ``gymnasium.spec`` and
+    ``gymnasium.make`` would import that module, and resolving a config imports nothing it names
+    (RELIABILITY.md: a config from elsewhere is treated like code only when a run is built)."""
+    if not isinstance(env, str) or ":" in env:
+        return None
+    try:
+        import gymnasium as gym
+    except ImportError:
+        return None
+    return gym.registry.get(env)
+
+
 @functools.lru_cache(maxsize=64)
 def _box_actions(env: str) -> bool:
     """Whether the registered task ``env`` acts in a Box (False where it cannot be made here)."""
+    if _registry_spec(env) is None:
+        return False
     try:
         import gymnasium as gym
 
@@ -237,23 +254,15 @@ def standard_goal(env: str) -> tuple[float | None, str]:
     """
     if env in ARS_GOALS:
         return ARS_GOALS[env], ARS_SOURCE
-    try:
-        import gymnasium as gym
-
-        threshold = gym.spec(env).reward_threshold
-    except Exception:  # not registered here: no standard goal
-        return None, ""
+    spec = _registry_spec(env)
+    threshold = None if spec is None else spec.reward_threshold
     return (None, "") if threshold is None else (float(threshold), "Gymnasium's reward_threshold")
 
 
 def gymnasium_bar(env: str) -> float | None:
     """Gymnasium's ``reward_threshold`` of ``env`` (None where it has none or ``env`` is unknown)."""
-    try:
-        import gymnasium as gym
-
-        threshold = gym.spec(env).reward_threshold
-    except Exception:
-        return None
+    spec = _registry_spec(env)
+    threshold = None if spec is None else spec.reward_threshold
     return None if threshold is None else float(threshold)
 
 
@@ -297,13 +306,7 @@ def missing_preset_note(env: Any, strategy: str, options: dict[str, Any]) -> str
 
 
 def _registered(env: str) -> bool:
-    try:
-        import gymnasium as gym
-
-        gym.spec(env)
-    except Exception:
-        return False
-    return True
+    return _registry_spec(env) is not None
 
 
 def goal_notes(env: str, goal: float | None, confirmed: float | None, best: float | None) -> list[str]:
