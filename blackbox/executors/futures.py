@@ -244,7 +244,12 @@ class FuturesExecutor(PoolExecutor):
             return
         self._pool = None
         if isinstance(pool, cf.ProcessPoolExecutor):
+            # Its manager thread fails every pending future once it sees the killed workers; a future
+            # cancelled here as well makes Python 3.11's manager thread raise InvalidStateError and
+            # print a traceback (CPython guards that call only from 3.12 on), so none is cancelled.
             _kill_processes(pool)
+            pool.shutdown(wait=False, cancel_futures=False)
+            return
         pool.shutdown(wait=False, cancel_futures=True)
 
     def _is_lost(self, error: BaseException) -> bool:
