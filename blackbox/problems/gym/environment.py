@@ -89,8 +89,11 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
         ) from None
     except gym.error.DependencyNotInstalled as exc:
         extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)
-        hint = f'pip install "blackbox-es[{extra}]"' if extra else "install the package it names"
-        raise ConfigError(f"environment {env!r} needs a package that is not installed: {exc}; {hint}") from None
+        if extra:  # one fix: gymnasium's own message names another install command (gymnasium[...])
+            raise ConfigError(f"environment {env!r} needs the {extra} extra, which is not installed: "
+                              f'pip install "blackbox-es[{extra}]"') from None
+        raise ConfigError(f"environment {env!r} needs a package that is not installed: {exc}; "
+                          "install the package it names") from None
     except ImportError as exc:  # "package.module:Env-v0" whose module is missing, or fails to import
         module = env.split(":", 1)[0] if ":" in env else None
         where = f"its module {module!r}" if module else "the module that registers it"

@@ -170,3 +170,22 @@ def test_other_mujoco_warnings_still_reach_the_user():
         with quiet:
             quiet._warning("compiler attribute 'settotalmass' is deprecated and will be removed")
             quiet._warning("something else")
+
+
+def test_a_missing_extra_gets_one_fix(monkeypatch):
+    """gymnasium's DependencyNotInstalled names its own install command (gymnasium[box2d]); the
+    error names one fix, the blackbox-es extra, and not gymnasium's."""
+    import gymnasium as gym
+
+    from blackbox.errors import ConfigError
+    from blackbox.problems.gym.environment import make_gym_env
+
+    def missing(*args, **kwargs):
+        raise gym.error.DependencyNotInstalled('Box2D is not installed, you can install it by run `pip install swig` '
+                                               'followed by `pip install "gymnasium[box2d]"`')
+
+    monkeypatch.setattr(gym, "make", missing)
+    with pytest.raises(ConfigError) as info:
+        make_gym_env("LunarLander-v3")
+    assert str(info.value) == ("environment 'LunarLander-v3' needs the box2d extra, which is not installed: "
+                               'pip install "blackbox-es[box2d]"')
