@@ -32,6 +32,7 @@ import mmap
 import os
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,20 @@ class _Mapping:
 _pools = threading.local()
 
 
+def _take(pools: threading.local, nbytes: int,
+          make: Callable[[], _Mapping]) -> tuple[list[_Mapping], list[_Mapping], _Mapping]:
+    """This thread's pool in ``pools``, its free mappings, and the one to use for ``nbytes``: the
+    smallest free mapping that fits, else a new one from ``make`` (added to the pool)."""
+    pool: list[_Mapping] = pools.__dict__.setdefault("pool", [])
+    free = [m for m in pool if m.free()]
+    fits = [m for m in free if len(m.buffer) >= nbytes]
+    if fits:
+        return pool, free, min(fits, key=lambda m: len(m.buffer))
+    mapping = make()
+    pool.append(mapping)
+    return pool, free, mapping
+
+
 def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """An uninitialised writable array, like ``np.empty``; on an anonymous mapping, reused from an
     earlier array that is gone, when it takes from :data:`MAPPED_MIN_BYTES` to :data:`KEEP_MAX_BYTES`."""
@@ -87,16 +102,9 @@ def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         return np.empty(shape, dtype=dtype)
     if nbytes > KEEP_MAX_BYTES:
         return np.frombuffer(_Mapping(nbytes, huge_pages=True).buffer, dtype=dtype, count=count).reshape(shape)
-    pool: list[_Mapping] = _pools.__dict__.setdefault("pool", [])
-    free = [m for m in pool if m.free()]
-    fits = [m for m in free if len(m.buffer) >= nbytes]
-    if fits:
-        mapping = min(fits, key=lambda m: len(m.buffer))
-    else:
-        # A power of two: the next array a little larger (a chunk of 129 rows after 128) fits too.
-        # Only the pages an array touches become resident; the rest is address space.
-        mapping = _Mapping(1 << (nbytes - 1).bit_length())
-        pool.append(mapping)
+    # A new mapping is a power of two: the next array a little larger (a chunk of 129 rows after 128)
+    # fits too. Only the pages an array touches become resident; the rest is address space.
+    pool, free, mapping = _take(_pools, nbytes, lambda: _Mapping(1 << (nbytes - 1).bit_length()))
     # Keep the largest free mappings; the others go back to the system once no array uses them.
     spare = sorted((m for m in free if m is not mapping), key=lambda m: len(m.buffer), reverse=True)
     for extra in spare[KEEP_FREE:]:
@@ -164,16 +172,9 @@ def large(shape: tuple[int, ...], dtype: Any, what: str = "this array") -> np.nd
                 f"or take the rows a block at a time with population.blocks(rows=...)"
             )
         return np.frombuffer(_Mapping(nbytes, huge_pages=True).buffer, dtype=dtype, count=count).reshape(shape)
-    pool: list[_Mapping] = _large_pools.__dict__.setdefault("pool", [])
-    free = [m for m in pool if m.free()]
-    fits = [m for m in free if len(m.buffer) >= nbytes]
-    if fits:
-        mapping = min(fits, key=lambda m: len(m.buffer))
-    else:
-        # Exactly the size asked for (a generation's matrix is the same size as the last one's);
-        # huge pages: the first touch of each 2 MB faults once, and the buffer is then reused.
-        mapping = _Mapping(nbytes, huge_pages=True)
-        pool.append(mapping)
+    # A new mapping is exactly the size asked for (a generation's matrix is the same size as the last
+    # one's), on huge pages: the first touch of each 2 MB faults once, and the buffer is then reused.
+    pool, free, mapping = _take(_large_pools, nbytes, lambda: _Mapping(nbytes, huge_pages=True))
     # Buffers in use count against the limit first; then the largest free ones that still fit are
     # kept, and the others go back to the system.
     kept = len(mapping.buffer) + sum(len(m.buffer) for m in pool if m is not mapping and m not in free)
