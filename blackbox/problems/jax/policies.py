@@ -76,7 +76,12 @@ def make_policy(policy: Any, obs_size: int, out_size: int, hidden: Any = (32,), 
     if policy == "linear":
         return MLPPolicy((obs_size, out_size), activation)
     if policy == "mlp":
-        units = [hidden] if isinstance(hidden, int) else list(hidden)
+        if isinstance(hidden, int) and not isinstance(hidden, bool):
+            units = [hidden]
+        elif isinstance(hidden, (list, tuple)):
+            units = list(hidden)
+        else:
+            raise ConfigError(f"hidden must be a layer size or a list of them (such as [32, 32]), got {hidden!r}")
         if not units:
             raise ConfigError("hidden must name at least one layer size for policy='mlp' (or use policy='linear')")
         sizes = tuple(check_int("hidden", h, minimum=1) for h in units)

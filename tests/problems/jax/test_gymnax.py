@@ -261,3 +261,13 @@ def test_presets_have_a_goal_and_a_budget():
         assert GymnaxProblem.recommended_strategy(env) == "openai-es"
     assert GymnaxProblem.recommended("Pendulum-v1", strategy="openai-es")["problem"] == {"episodes": 3,
                                                                                          "shared_seed": True}
+
+
+def test_hidden_that_is_not_a_size_or_a_list_is_one_line():
+    """Found by the long config properties: hidden=1.0 raised a TypeError."""
+    from blackbox.problems.jax.policies import make_policy
+
+    for bad in (1.0, "32", True, None):
+        with pytest.raises(ConfigError) as info:
+            make_policy("mlp", 4, 2, bad)
+        assert str(info.value) == f"hidden must be a layer size or a list of them (such as [32, 32]), got {bad!r}"
