@@ -6,6 +6,8 @@ how much of their own memory they may hold.
   such as ``workers=100000`` would otherwise spawn processes until the machine gives out.
 - :func:`watch_parent`: a worker process exits within about a second once the process that
   started it is gone (the driver SIGKILLed or crashed), instead of idling on with its memory.
+- :func:`start_worker`: a pool's initializer: ``watch_parent``, and Ctrl-C left to the driver (a
+  terminal's Ctrl-C reaches the whole process group; the driver stops the workers itself).
 - :func:`private_memory`: a process's own memory (anonymous resident pages and swap), leaving out
   the pages of files it maps, such as the noise table that every worker shares; what loky's
   ``max_worker_memory`` counts.
@@ -16,14 +18,15 @@ how much of their own memory they may hold.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_WORKERS_PER_CORE", "available_cores", "check_worker_count", "watch_parent", "private_memory",
-           "quiet_resource_tracker"]
+__all__ = ["MAX_WORKERS_PER_CORE", "available_cores", "check_worker_count", "watch_parent", "start_worker",
+           "private_memory", "quiet_resource_tracker"]
 
 #: Workers per core beyond which a pool made here is refused unless ``oversubscribe=true``.
 MAX_WORKERS_PER_CORE = 4
@@ -82,6 +85,17 @@ def watch_parent(parent: int | None = None) -> None:
         os._exit(1)
     _watching.append(parent)
     threading.Thread(target=_watch, args=(parent,), name="blackbox-watch-parent", daemon=True).start()
+
+
+def start_worker(parent: int | None = None) -> None:
+    """Initializer of a pool's worker process: ignore SIGINT and :func:`watch_parent` ``parent``.
+
+    A Ctrl-C in a terminal goes to every process of the foreground group, workers included. The
+    driver answers it (it kills its workers and says how to resume); a worker that raised
+    KeyboardInterrupt between two tasks would only print a traceback of its own beside that line.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent(parent)
 
 
 #: The warning filter the resource trackers start with: their messages all begin "resource_tracker:"

@@ -52,7 +52,7 @@ from .._validate import check_choice, check_float, check_int
 from ..core.problem import Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
-from .bounds import check_worker_count, quiet_resource_tracker, watch_parent
+from .bounds import check_worker_count, quiet_resource_tracker, start_worker
 from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory
@@ -67,11 +67,11 @@ _cache = WorkerCache()
 
 
 def _init_process(threads: int | None, driver: int | None = None) -> None:
-    """Initializer of pool processes made here: cap native threads before any evaluation, and exit
-    once the driver (pid ``driver``) is gone."""
+    """Initializer of pool processes made here: cap native threads before any evaluation, leave
+    Ctrl-C to the driver, and exit once the driver (pid ``driver``) is gone."""
     os.environ.update(thread_env(threads))
     limit_threads(threads)
-    watch_parent(driver)
+    start_worker(driver)
 
 
 def _process_main(token: str, problem_bytes: bytes, shared: Shared, rows: Rows, threads: int | None,
@@ -237,7 +237,7 @@ class FuturesExecutor(PoolExecutor):
             return []
         return kill_overdue(self._markers_dir.path, self._markers, running, float(self.timeout or 0.0))
 
-    def _interrupted(self) -> None:
+    def _interrupted(self, running: list[cf.Future]) -> None:
         """Ctrl-C or an exit during a generation: no evaluation may keep the command alive."""
         pool = self._pool
         if pool is None or self._user_pool is not None:

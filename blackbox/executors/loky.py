@@ -40,7 +40,7 @@ from ..core.population import Population
 from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError, StateError, WorkerError
-from .bounds import check_worker_count, private_memory, quiet_resource_tracker, watch_parent
+from .bounds import check_worker_count, private_memory, quiet_resource_tracker, start_worker
 from .markers import kill_overdue, mark_finished, mark_started, marker_file
 from .pool import PoolExecutor, WorkerLost
 from .shm import RunDirectory, load_file
@@ -189,7 +189,7 @@ class LokyExecutor(PoolExecutor):
         # of idling for idle_timeout with the problem's memory; the same arguments every time, so
         # that loky reuses the pool.
         return get_reusable_executor(max_workers=self._workers, timeout=self.idle_timeout, env=self._env(),
-                                     initializer=watch_parent, initargs=(os.getpid(),))
+                                     initializer=start_worker, initargs=(os.getpid(),))
 
     def _kill_pool(self) -> None:
         """Stop every worker now (Ctrl-C, or a worker that has to go)."""
@@ -279,7 +279,7 @@ class LokyExecutor(PoolExecutor):
     def _released(self, future: cf.Future) -> None:
         self._markers.pop(future, None)
 
-    def _interrupted(self) -> None:
+    def _interrupted(self, running: list[cf.Future]) -> None:
         self._kill_pool()  # no worker may outlive Ctrl-C
 
     def _received(self, outcome: Outcome) -> None:

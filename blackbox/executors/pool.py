@@ -127,8 +127,10 @@ class PoolExecutor(Executor):
         for future in running:
             future.cancel()
 
-    def _interrupted(self) -> None:
-        """Ctrl-C or an exit arrived during a generation (loky kills its workers at once)."""
+    def _interrupted(self, running: list[cf.Future]) -> None:
+        """Ctrl-C or an exit arrived during a generation: by default, as :meth:`_abandon` (loky and
+        the futures process pool kill their workers at once instead)."""
+        self._abandon(running)
 
     def _received(self, outcome: Outcome) -> None:
         """Count an outcome that came back (its payload crossed the wire)."""
@@ -158,10 +160,6 @@ class PoolExecutor(Executor):
         self._publish(shared)
         try:
             done, worst = self._collect(shared, parts)
-        except BaseException as exc:
-            if not isinstance(exc, Exception):  # Ctrl-C, SystemExit
-                self._interrupted()
-            raise
         finally:
             self._retract(shared)
         return join_results(done, worst)
@@ -254,8 +252,13 @@ class PoolExecutor(Executor):
                             failure = failure or evaluation_timeout_error(task.rows, self.timeout)
                         else:
                             worst.append(task.rows)
-        except BaseException:
+        except Exception:
             self._abandon(list(running))
+            raise
+        except BaseException:  # Ctrl-C, SystemExit
+            # Not abandon then interrupt: a process pool's future cancelled just before its workers
+            # are killed makes Python 3.11's manager thread print an InvalidStateError traceback.
+            self._interrupted(list(running))
             raise
         if failure is not None:
             raise failure
