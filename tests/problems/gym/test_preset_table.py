@@ -13,7 +13,14 @@ import pytest
 pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install blackbox-es[gym])")
 
 from blackbox.cli import main  # noqa: E402
-from blackbox.problems.gym.preset_table import MARKERS, load_results, markdown, preset_rows  # noqa: E402
+from blackbox.problems.gym.preset_table import (  # noqa: E402
+    MARKERS,
+    MEASURED_MARKERS,
+    load_results,
+    markdown,
+    measured_markdown,
+    preset_rows,
+)
 from blackbox.problems.gym.presets import PRESETS  # noqa: E402
 from tests.helpers import ROOT  # noqa: E402
 
@@ -24,6 +31,19 @@ def test_docs_show_the_generated_table():
     text = (ROOT / "docs" / "rl.md").read_text()
     start, end = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
     assert text[start:end].strip() == markdown(), "run: python -m blackbox.problems.gym.preset_table --write docs/rl.md"
+
+
+def test_benchmarks_show_every_measured_task_with_its_seeds_and_where_it_was_measured():
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    start, end = text.index(MEASURED_MARKERS[0]) + len(MEASURED_MARKERS[0]), text.index(MEASURED_MARKERS[1])
+    table = text[start:end].strip()
+    assert table == measured_markdown(), "run: python -m blackbox.problems.gym.preset_table --write BENCHMARKS.md"
+    results = load_results()
+    rows = table.splitlines()[2:]
+    assert [row.split(" | ")[0].lstrip("| ") for row in rows] == sorted(results)
+    for row in rows:
+        task = row.split(" | ")[0].lstrip("| ")
+        assert results[task]["commit"] in row and results[task]["date"] in row
 
 
 def test_list_presets_shows_every_preset_with_its_goal_and_measurements(capsys):
