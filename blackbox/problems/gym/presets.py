@@ -176,10 +176,11 @@ PRESETS: dict[str, Preset] = {
                                        max_time=600.0),
     "InvertedDoublePendulum-v5": _ars_mujoco({"popsize": 16, "top": 4, "sigma": 0.025, "lr": 0.02}, {}, 10_000_000,
                                              "ARS V2-t (linear policy, observation normalization), 8 directions, "
-                                             "the best 4" + _UNCONFIRMED),
+                                             "the best 4, first settings tried (not searched); 10/10 on seeds "
+                                             "100-109"),
     "Reacher-v5": _ars_mujoco({"popsize": 32, "top": 8, "sigma": 0.02, "lr": 0.02}, {}, 10_000_000,
-                              "ARS V2-t (linear policy, observation normalization), 16 directions, the best 8"
-                              + _UNCONFIRMED),
+                              "ARS V2-t (linear policy, observation normalization), 16 directions, the best 8, "
+                              "first settings tried (not searched); 10/10 on seeds 100-109"),
     "Humanoid-v5": Preset(
         strategies={"openai-es": {**_PAPER, "popsize": 1440},
                     "ars": {"popsize": 460, "top": 230, "sigma": 0.0075, "lr": 0.02}},
