@@ -145,7 +145,7 @@ PRESETS: dict[str, Preset] = {
         strategies={"openai-es": {"popsize": 128, "sigma": 0.05, "lr": 0.02}},
         problem={"obs_norm": True},
         run={"generations": 500, "goal_episodes": 100},
-        source="OpenAI-ES with observation normalization"),
+        source="OpenAI-ES with observation normalization; 10/10 on seeds 100-109"),
     "BipedalWalker-v3": _ars_mujoco(
         {"popsize": 32, "top": 8, "sigma": 0.03, "lr": 0.02}, {}, 20_000_000,
         "ARS V2-t (linear policy, observation normalization), 16 directions, the best 8" + _UNCONFIRMED,
