@@ -22,12 +22,15 @@ import typing
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from .component import Component
+
+#: What the registry reads and calls: a class or function building a component.
+Factory: TypeAlias = Callable[..., object]
 
 __all__ = ["Option", "FactoryOptions", "REQUIRED", "options_of", "name_args", "bind", "bind_more",
            "check_options", "resolved_options", "resolved_config", "call"]
@@ -86,7 +89,7 @@ class FactoryOptions:
 
 
 # -- reading a factory --------------------------------------------------------------------------
-def _signature(factory: Callable) -> inspect.Signature | None:
+def _signature(factory: Factory) -> inspect.Signature | None:
     for eval_str in (True, False):
         try:
             return inspect.signature(factory, eval_str=eval_str)
@@ -103,7 +106,7 @@ def _params_class(factory: Any) -> type | None:
 _read: weakref.WeakKeyDictionary[Any, FactoryOptions] = weakref.WeakKeyDictionary()
 
 
-def options_of(factory: Callable) -> FactoryOptions:
+def options_of(factory: Factory) -> FactoryOptions:
     """The options ``factory`` takes: names, defaults, annotations and one-line docs.
 
     Each factory is read once per process (its signature, ``Params`` and docstrings).
@@ -120,7 +123,7 @@ def options_of(factory: Callable) -> FactoryOptions:
     return known
 
 
-def _read_options(factory: Callable) -> FactoryOptions:
+def _read_options(factory: Factory) -> FactoryOptions:
     sig = _signature(factory)
     if sig is None:
         return FactoryOptions(readable=False)
@@ -308,11 +311,11 @@ def check_options(component: Component, known: FactoryOptions, keys: Sequence[st
             )
 
 
-def _known(factory: Callable | FactoryOptions) -> FactoryOptions:
+def _known(factory: Factory | FactoryOptions) -> FactoryOptions:
     return factory if isinstance(factory, FactoryOptions) else options_of(factory)
 
 
-def name_args(component: Component, factory: Callable | FactoryOptions) -> Component:
+def name_args(component: Component, factory: Factory | FactoryOptions) -> Component:
     """The component with its positional values named after the factory's positional options.
 
     ``sphere:3`` becomes ``dim=3``. More values than positional options, or an option given both
@@ -338,7 +341,7 @@ def name_args(component: Component, factory: Callable | FactoryOptions) -> Compo
                    option_where={**{key: component.where for key in named}, **component.option_where})
 
 
-def bind(component: Component, factory: Callable | FactoryOptions) -> Component:
+def bind(component: Component, factory: Factory | FactoryOptions) -> Component:
     """Name the positional values (:func:`name_args`), then check every option (:func:`check_options`).
 
     The result is marked ``bound``: :func:`~blackbox.registry.plugins.make` builds it as it is.
@@ -352,14 +355,14 @@ def bind(component: Component, factory: Callable | FactoryOptions) -> Component:
 
 
 def bind_more(component: Component, options: Mapping[str, Any], where: str,
-              factory: Callable | FactoryOptions) -> Component:
+              factory: Factory | FactoryOptions) -> Component:
     """A bound component with ``options`` (set at ``where``) added; only those are checked."""
     added = replace(component.with_options(options, where), bound=True)
     check_options(added, _known(factory), keys=list(options))
     return added
 
 
-def resolved_options(factory: Callable | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
+def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
     """Every option with its value: the given ones, then the defaults (declaration order).
 
     Options a factory takes through ``**kwargs`` are kept after its own; required options that
@@ -378,7 +381,7 @@ def resolved_options(factory: Callable | FactoryOptions, options: Mapping[str, A
     return out
 
 
-def resolved_config(factory: Callable, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
+def resolved_config(factory: Factory, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
                     kind: str = "plugin", name: str = "") -> dict[str, Any]:
     """Every option of ``factory`` with its value, ``args`` named and ``options`` checked first."""
     known = options_of(factory)
@@ -387,7 +390,7 @@ def resolved_config(factory: Callable, args: Sequence[Any] = (), options: Mappin
     return resolved_options(known, component.options)
 
 
-def call(factory: Callable, component: Component, extra: Mapping[str, Any] | None = None) -> Any:
+def call(factory: Factory, component: Component, extra: Mapping[str, Any] | None = None) -> Any:
     """``factory(...)`` with a bound component's values (positional-only ones by position) and ``extra``.
 
     An option without a default that is still missing is a ConfigError, not a TypeError.

@@ -198,7 +198,8 @@ class Adam(Rule):
         self.m += (1 - self.beta1) * g
         self.v *= self.beta2
         self.v += (1 - self.beta2) * (g * g)
-        return a * self.m / (np.sqrt(self.v) + self.eps)
+        step: np.ndarray = a * self.m / (np.sqrt(self.v) + self.eps)  # numpy types np.sqrt(float) as Any
+        return step
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -241,7 +242,8 @@ class ClipUp(Rule):
         if speed > max_speed:
             velocity *= max_speed / speed
         self.velocity = velocity
-        return velocity.copy()
+        step: np.ndarray = velocity.copy()  # numpy types copy() of an unparametrized ndarray as Any
+        return step
 
 
 @dataclasses.dataclass
