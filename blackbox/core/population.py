@@ -56,7 +56,8 @@ def _dtype(dtype: Any) -> np.dtype:
         kind = None
     if kind not in (np.float32, np.float64):
         raise ConfigError(f"dtype must be float32 or float64 (the noise is float32), got {dtype!r}")
-    return kind
+    checked: np.dtype = kind  # numpy types np.dtype(<Any>) as Any
+    return checked
 
 
 class Population:
@@ -253,7 +254,8 @@ class Population:
 
     def row(self, index: int) -> np.ndarray:
         """One row as a dense ``(dim,)`` array."""
-        return self.rows(np.array([index]))[0]
+        row: np.ndarray = self.rows(np.array([index]))[0]  # numpy types indexing as Any
+        return row
 
     def rows(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         """Dense rows at ``indices`` (in :attr:`dtype`), computed the same way in every process.
@@ -286,7 +288,8 @@ class Population:
         # the base added after it (IEEE addition commutes): one gather and two passes over the rows.
         noise = table.gather(offsets, self.dim)
         coefficient = signs.astype(np.float64)[:, None] * self.sigma
-        out = np.multiply(noise, coefficient, dtype=np.float64, out=mapped.empty(noise.shape, np.float64))
+        out: np.ndarray = np.multiply(noise, coefficient, dtype=np.float64,
+                                      out=mapped.empty(noise.shape, np.float64))
         if len(parents) and parents.min() == parents.max():
             out += bases[parents[0]]  # one base for every row: broadcast
         elif len(parents):
@@ -485,32 +488,40 @@ class Population:
                      else Rows(empty, empty, dense=np.zeros((0, shared.dim)))]
         if len(parts) == 1:
             part = parts[0]
-            index, take = part.index, (lambda name: getattr(part, name))
+            index, groups = part.index, part.groups
+
+            def take(name: str) -> np.ndarray | None:
+                field: np.ndarray | None = getattr(part, name)
+                return field
         else:
             index = np.concatenate([p.index for p in parts])
             order = np.argsort(index, kind="stable")
             index = index[order]
             if len(index) > 1 and np.any(np.diff(index) == 0):
                 raise ValueError("join(): a row appears in more than one part")
+            groups = np.concatenate([p.groups for p in parts])[order]
 
-            def take(name):
+            def take(name: str) -> np.ndarray | None:
                 values = [getattr(p, name) for p in parts]
-                return None if values[0] is None else np.concatenate(values)[order]
+                if values[0] is None:
+                    return None
+                joined: np.ndarray = np.concatenate(values)[order]  # numpy types the fancy index as Any
+                return joined
 
         center = None
         if shared.center_row is not None:
             at = int(np.searchsorted(index, shared.center_row))
             center = at if at < len(index) and index[at] == shared.center_row else None
         if shared.table is None:
-            return cls(dim=shared.dim, groups=take("groups"), dense=take("dense"), sigma=shared.sigma,
+            return cls(dim=shared.dim, groups=groups, dense=take("dense"), sigma=shared.sigma,
                        center_row=center)
         return cls(
-            dim=shared.dim, groups=take("groups"), bases=shared.bases, parents=take("parents"),
+            dim=shared.dim, groups=groups, bases=shared.bases, parents=take("parents"),
             offsets=take("offsets"), signs=take("signs"), sigma=shared.sigma,
             table=NoiseTable.get(*shared.table), center_row=center, dtype=shared.dtype,
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Shared, list[Rows]], Population], tuple[Shared, list[Rows]]]:
         """Pickled in its own wire format: a compact population travels compact (the shared part
         and 33 bytes a row, never the dense rows it may have built); strategies pickled between
         ask and tell carry their pending population this way."""
