@@ -24,7 +24,8 @@ __all__ = ["dumps"]
 _RENAMED = "<dynamic-code>"
 
 
-class _Pickler(cloudpickle.Pickler):
+# cloudpickle ships no type information (ignore_missing_imports in pyproject): its Pickler is Any.
+class _Pickler(cloudpickle.Pickler):  # type: ignore[misc]
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is types.CodeType:
             reduce = self.dispatch_table.get(types.CodeType)

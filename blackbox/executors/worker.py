@@ -111,7 +111,7 @@ class RemoteTraceback(Exception):
     def __str__(self) -> str:
         return f'\n"""\n{self.text}"""'
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[RemoteTraceback], tuple[str]]:
         return (RemoteTraceback, (self.text,))
 
 
@@ -123,11 +123,12 @@ class RemoteCause(Exception):
         self.type_name = type_name
         self.message = message
 
-    def __reduce__(self):  # the default would call RemoteCause(one_string) and fail to unpickle
+    def __reduce__(self) -> tuple[type[RemoteCause], tuple[str, str]]:  # the default would call
+        # RemoteCause(one_string) and fail to unpickle
         return (RemoteCause, (self.type_name, self.message))
 
 
-def _rebuilt(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+def _rebuilt(cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]) -> BaseException:
     """An exception of class ``cls`` with ``args`` and attributes ``state``, made without calling
     its ``__init__`` (whose signature may differ from ``args``: ``EnvError(code, msg)`` keeps only
     ``msg`` in its args, so the default pickling cannot make it again)."""
@@ -150,7 +151,7 @@ class _Portable:
 
     def __init__(self, exc: BaseException, dumps: Callable[[Any], bytes]):
         self.exc = exc
-        self.state = {}
+        self.state: dict[str, object] = {}
         for key, value in getattr(exc, "__dict__", {}).items():
             try:
                 dumps(value)
@@ -158,7 +159,8 @@ class _Portable:
                 continue
             self.state[key] = value
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[type[BaseException], tuple[object, ...], dict[str, object]], BaseException],
+                                  tuple[type[BaseException], tuple[object, ...], dict[str, object]]]:
         return (_rebuilt, (type(self.exc), tuple(self.exc.args), self.state))
 
 
@@ -186,7 +188,7 @@ class Failure:
     its type and message when nothing can carry it.
     """
 
-    error: Any
+    error: BaseException | bytes | _Portable
     trace: str
 
     @classmethod
@@ -198,7 +200,7 @@ class Failure:
             trace = "".join(traceback.format_tb(exc.__traceback__)) + describe_exception(exc) + "\n"
         if dumps is None:
             return cls(exc, trace)
-        candidates = [exc, _Portable(exc, dumps)]
+        candidates: list[BaseException | _Portable] = [exc, _Portable(exc, dumps)]
         for wrapped in candidates:
             for pickler, as_bytes in ((dumps, False), (cloudpickle.dumps, True)):
                 data = _round_trip(pickler, wrapped)
@@ -209,7 +211,7 @@ class Failure:
 
     def restore(self) -> BaseException:
         """The exception, with the worker's traceback chained below it (when nothing else is)."""
-        exc: Any = self.error
+        exc: object = self.error
         if isinstance(exc, bytes):
             try:
                 exc = pickle.loads(exc)
