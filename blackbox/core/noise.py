@@ -139,7 +139,7 @@ class NoiseTable:
         if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")
         if len(offsets) * dim <= _GATHER_MAX:
-            gathered: np.ndarray = self._windows(dim)[offsets]  # numpy types the fancy index as Any
+            gathered: np.ndarray = self._windows(dim)[offsets]  # numpy leaves the fancy index untyped
             return gathered
         out = mapped.empty((len(offsets), dim), np.float32)
         for i, offset in enumerate(offsets.tolist()):

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import ConfigError
 from . import mapped
@@ -49,14 +50,14 @@ _ROWS_GATHER_MAX = 2**18
 _ROW_CHUNK = 2**15
 
 
-def _dtype(dtype: Any) -> np.dtype:
+def _dtype(dtype: DTypeLike) -> np.dtype:
     try:
         kind = np.dtype(dtype)
     except TypeError:
         kind = None
     if kind not in (np.float32, np.float64):
         raise ConfigError(f"dtype must be float32 or float64 (the noise is float32), got {dtype!r}")
-    checked: np.dtype = kind  # numpy types np.dtype(<Any>) as Any
+    checked: np.dtype = kind  # numpy leaves np.dtype(<anything>) untyped
     return checked
 
 
@@ -89,7 +90,7 @@ class Population:
         table: NoiseTable | None = None,
         dense: np.ndarray | None = None,
         center_row: int | None = None,
-        dtype: Any = np.float64,
+        dtype: DTypeLike = np.float64,
     ):
         self.dim = int(dim)
         #: The dtype of the rows (``params``, ``rows()``): float64, or float32 where the strategy was
@@ -124,7 +125,7 @@ class Population:
         sigma: float | np.ndarray,
         parents: np.ndarray | None = None,
         groups: np.ndarray | None = None,
-        dtype: Any = np.float64,
+        dtype: DTypeLike = np.float64,
     ) -> Population:
         """A population encoded as noise offsets around one or more base vectors, its rows in ``dtype``."""
         bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
@@ -190,7 +191,7 @@ class Population:
         self._fill32(indices, out)
         return out
 
-    def dense(self, dtype: Any = np.float64) -> np.ndarray:
+    def dense(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         """The dense ``(popsize, dim)`` array in ``dtype``: float64 is :attr:`params`; float32 is built
         in float32 (``noise * float32(sign * sigma) + float32(base)``), with half the memory traffic,
         within a float32 rounding or two of ``params.astype(float32)``."""
@@ -201,7 +202,7 @@ class Population:
             return self.params.astype(np.float64)
         return self._rows32(np.arange(len(self)), "population.dense(float32)")
 
-    def blocks(self, rows: int = 64, dtype: Any = np.float64) -> Iterator[tuple[slice, np.ndarray]]:
+    def blocks(self, rows: int = 64, dtype: DTypeLike = np.float64) -> Iterator[tuple[slice, np.ndarray]]:
         """``(rows slice, dense block)`` pairs covering the population in order, at most ``rows`` rows
         each, in ``dtype``: ``for where, block in population.blocks(rows=32): fitness[where] = f(block)``.
 
@@ -254,7 +255,7 @@ class Population:
 
     def row(self, index: int) -> np.ndarray:
         """One row as a dense ``(dim,)`` array."""
-        row: np.ndarray = self.rows(np.array([index]))[0]  # numpy types indexing as Any
+        row: np.ndarray = self.rows(np.array([index]))[0]  # numpy leaves indexing untyped
         return row
 
     def rows(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -505,7 +506,7 @@ class Population:
                 values = [getattr(p, name) for p in parts]
                 if values[0] is None:
                     return None
-                joined: np.ndarray = np.concatenate(values)[order]  # numpy types the fancy index as Any
+                joined: np.ndarray = np.concatenate(values)[order]  # numpy leaves the fancy index untyped
                 return joined
 
         center = None

@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["Shared", "Rows", "plain_nbytes"]
 
 
-def plain_nbytes(value: Any) -> int:
+def plain_nbytes(value: object) -> int:
     """Bytes of the data in plain ``value`` (arrays, numbers, strings, and dicts and lists of them),
     counted without serializing it: what a problem state costs on the wire, framing aside."""
     if isinstance(value, np.ndarray):

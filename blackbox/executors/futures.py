@@ -206,7 +206,7 @@ class FuturesExecutor(PoolExecutor):
     def _chunks(self, rows: int) -> int:
         return min(rows, self._workers * self.chunks_per_worker)
 
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], Any]:
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
         pool = self._pool
         if pool is None:
             raise StateError("FuturesExecutor has no pool before start(problem)")

@@ -271,7 +271,7 @@ class LokyExecutor(PoolExecutor):
         self._folder.remove(_shared_name(shared.number))
         self._markers.clear()
 
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], Any]:
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
         _, BrokenProcessPool, ShutdownExecutorError = _loky()
         pool = self._pool()
         self._task_ids += 1

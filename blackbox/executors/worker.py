@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import cloudpickle
 import numpy as np
@@ -149,7 +149,7 @@ class _Portable:
     """Pickles as the exception it wraps, rebuilt by :func:`_rebuilt` from its class, args and the
     attributes that pickle; used when the exception's own pickling cannot be undone."""
 
-    def __init__(self, exc: BaseException, dumps: Callable[[Any], bytes]):
+    def __init__(self, exc: BaseException, dumps: Callable[[object], bytes]):
         self.exc = exc
         self.state: dict[str, object] = {}
         for key, value in getattr(exc, "__dict__", {}).items():
@@ -164,7 +164,7 @@ class _Portable:
         return (_rebuilt, (type(self.exc), tuple(self.exc.args), self.state))
 
 
-def _round_trip(dumps: Callable[[Any], bytes], obj: Any) -> bytes | None:
+def _round_trip(dumps: Callable[[object], bytes], obj: object) -> bytes | None:
     """``dumps(obj)`` if those bytes load again (by plain pickle) as an exception, else None.
 
     A ``__reduce__`` may rebuild something that is no exception at all (an int): that way is refused."""
@@ -192,7 +192,7 @@ class Failure:
     trace: str
 
     @classmethod
-    def capture(cls, exc: BaseException, dumps: Callable[[Any], bytes] | None) -> Failure:
+    def capture(cls, exc: BaseException, dumps: Callable[[object], bytes] | None) -> Failure:
         """``exc`` for a transport that pickles with ``dumps`` (None: none, a thread of this process)."""
         try:
             trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -228,6 +228,25 @@ class Failure:
         return exc
 
 
+class OutcomeMeta(TypedDict, total=False):
+    """What a worker reports beside an outcome (read by the pools' stats and the Ray plugin)."""
+
+    #: The worker's process id.
+    pid: int
+    #: How far the task got: ``problem``, ``state``, ``rows`` or ``evaluate`` (a crash's advice).
+    stage: str
+    #: Whether the task loaded the problem, and the generation's shared part (not from the cache).
+    loaded_problem: bool
+    loaded_shared: bool
+    #: Bytes of the shared part read (0 when it was cached, or travelled inside the task).
+    shared_bytes: int
+    #: Wall-clock and CPU seconds of the evaluation.
+    seconds: float
+    cpu_seconds: float
+    #: The worker's own memory after the task, in bytes (loky; None where it cannot be read).
+    private_memory: int | None
+
+
 @dataclass
 class Outcome:
     """What a worker returns for a set of rows.
@@ -242,7 +261,7 @@ class Outcome:
     result: EvalResult | None = None
     failure: Failure | None = None
     cause: Failure | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: OutcomeMeta = field(default_factory=OutcomeMeta)  # an empty dict
 
     @property
     def nbytes(self) -> int:
@@ -258,7 +277,7 @@ def evaluate_task(
     cache: WorkerCache, token: str, rows: Rows, load_problem: Callable[[], Problem],
     load_shared: Callable[[], Shared], *, key: Any, threads: int | None = None,
     batch_size: int | None = None, before: Callable[[], None] | None = None,
-    dumps: Callable[[Any], bytes] | None = cloudpickle.dumps,
+    dumps: Callable[[object], bytes] | None = cloudpickle.dumps,
 ) -> Outcome:
     """Evaluate ``rows`` in this worker; never raises (except Ctrl-C and exits).
 
@@ -266,7 +285,7 @@ def evaluate_task(
     evaluation (loky marks the start for its timeouts). ``dumps`` is the transport's pickler, so
     that errors are packed in a form it can carry (None: the outcome is not pickled).
     """
-    meta: dict[str, Any] = {"pid": os.getpid()}
+    meta: OutcomeMeta = {"pid": os.getpid()}
     if rows.seeds is None:
         raise ValueError("evaluate_task() needs rows with their seeds: split(..., seeds=...)")
     try:
@@ -304,7 +323,7 @@ _CRASH_ADVICE = {
 }
 
 
-def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, dict[str, Any]]:
+def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, OutcomeMeta]:
     """The result of ``rows``, or the worker's error raised here with its cause chained."""
     if outcome.result is not None:
         return outcome.result, outcome.meta

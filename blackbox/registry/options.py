@@ -98,7 +98,7 @@ def _signature(factory: Factory) -> inspect.Signature | None:
     return None
 
 
-def _params_class(factory: Any) -> type | None:
+def _params_class(factory: object) -> type | None:
     params = getattr(factory, "Params", None) if inspect.isclass(factory) else None
     return params if inspect.isclass(params) and dataclasses.is_dataclass(params) else None
 
@@ -213,7 +213,7 @@ def _attribute_docs(cls: type) -> dict[str, str]:
 _DOC_LINE = re.compile(r"^\s*(?::param\s+)?(?:``)?(\w+)(?:``)?\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
-def _parameter_docs(factory: Any) -> dict[str, str]:
+def _parameter_docs(factory: object) -> dict[str, str]:
     """One line per parameter from the docstrings (``name: text``, ``:param name: text``, numpy style)."""
     texts = [inspect.getdoc(factory) or ""]
     if inspect.isclass(factory) and factory.__init__ is not object.__init__:
@@ -234,12 +234,12 @@ def _parameter_docs(factory: Any) -> dict[str, str]:
 
 
 # -- checking values ----------------------------------------------------------------------------
-def _is_union(annotation: Any) -> bool:
+def _is_union(annotation: object) -> bool:
     return typing.get_origin(annotation) is typing.Union or (
         hasattr(types, "UnionType") and isinstance(annotation, types.UnionType))
 
 
-def _matches(value: Any, annotation: Any) -> bool:
+def _matches(value: object, annotation: object) -> bool:
     if annotation in (inspect.Parameter.empty, Any, object) or isinstance(annotation, str):
         return True
     if annotation is None or annotation is type(None):
@@ -260,14 +260,15 @@ def _matches(value: Any, annotation: Any) -> bool:
     return True
 
 
-def _describe(annotation: Any) -> str:
+def _describe(annotation: object) -> str:
     if _is_union(annotation):
         return " or ".join(_describe(a) for a in typing.get_args(annotation) if a is not type(None))
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    names: dict[object, str] = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    described: str = names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    return described
 
 
-def _expected(option: Option) -> Any:
+def _expected(option: Option) -> object:
     """The option's annotation, or the type of its default when it has none."""
     if option.annotation is inspect.Parameter.empty and option.default not in (REQUIRED, None):
         return type(option.default)

@@ -93,7 +93,7 @@ _PROTOCOLS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_protocol(kind: str, obj: Any, name: str, source: str) -> None:
+def check_protocol(kind: str, obj: object, name: str, source: str) -> None:
     """Refuse ``obj`` if it lacks a method of the ``kind`` protocol (or is abstract), naming it."""
     missing = [m for m in _PROTOCOLS[kind] if not hasattr(obj, m)]
     if missing:

@@ -58,7 +58,7 @@ class CMAParameters:
     @property
     def mean_weights(self) -> np.ndarray:
         """The recombination weights of the mean: the positive ones, zero for the rest."""
-        positive: np.ndarray = np.maximum(self.weights, 0.0)  # numpy types the ufunc's result as Any
+        positive: np.ndarray = np.maximum(self.weights, 0.0)  # numpy leaves the ufunc's result untyped
         return positive
 
 

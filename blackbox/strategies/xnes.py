@@ -41,7 +41,7 @@ __all__ = ["XNES", "symmetric_expm"]
 def symmetric_expm(matrix: np.ndarray) -> np.ndarray:
     """``expm`` of a symmetric matrix via its eigendecomposition."""
     values, vectors = np.linalg.eigh(matrix)
-    exponential: np.ndarray = (vectors * np.exp(values)) @ vectors.T  # numpy types `@` as Any
+    exponential: np.ndarray = (vectors * np.exp(values)) @ vectors.T  # numpy leaves `@` untyped
     return exponential
 
 
@@ -96,7 +96,7 @@ class XNES(Strategy):
     @property
     def covariance(self) -> np.ndarray:
         """The search distribution's covariance ``sigma^2 B B^T``."""
-        covariance: np.ndarray = self.sigma**2 * (self.B @ self.B.T)  # numpy types `@` as Any
+        covariance: np.ndarray = self.sigma**2 * (self.B @ self.B.T)  # numpy leaves `@` untyped
         return covariance
 
     def _ask(self) -> Population:
