@@ -9,9 +9,10 @@ change them in place.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .fitness import check_fitness
 from .population import Population
@@ -28,7 +29,8 @@ class _Coefficients(Exception):
         self.coefficients, self.square_coefficients = coefficients, square_coefficients
 
 
-def _capture(population, coefficients, square_coefficients=None):
+def _capture(population: Population, coefficients: ArrayLike, square_coefficients: ArrayLike | None = None
+             ) -> NoReturn:
     raise _Coefficients(np.asarray(coefficients, dtype=np.float64),
                         None if square_coefficients is None else np.asarray(square_coefficients, dtype=np.float64))
 

@@ -166,7 +166,7 @@ def _evaluate_singles(problem: Problem, params: np.ndarray | RowSource, seeds: n
 
 
 def _locate_failure(problem: Problem, params: np.ndarray | RowSource, seeds: np.ndarray, exc: BaseException,
-                    guard: Callable[[], AbstractContextManager[Any]] = _no_guard):
+                    guard: Callable[[], AbstractContextManager[Any]] = _no_guard) -> tuple[int, int, BaseException]:
     """Re-run rows one at a time; return (row, seed, exception) of the first that raises."""
     if len(params) > 1:
         for i in range(len(params)):
@@ -246,5 +246,5 @@ class Executor(ABC):
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

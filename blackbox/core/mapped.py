@@ -33,9 +33,9 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import ConfigError
 
@@ -92,7 +92,7 @@ def _take(pools: threading.local, nbytes: int,
     return pool, free, mapping
 
 
-def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def empty(shape: tuple[int, ...], dtype: DTypeLike) -> np.ndarray:
     """An uninitialised writable array, like ``np.empty``; on an anonymous mapping, reused from an
     earlier array that is gone, when it takes from :data:`MAPPED_MIN_BYTES` to :data:`KEEP_MAX_BYTES`."""
     dtype = np.dtype(dtype)
@@ -153,7 +153,7 @@ def _size(nbytes: int) -> str:
 _large_pools = threading.local()
 
 
-def large(shape: tuple[int, ...], dtype: Any, what: str = "this array") -> np.ndarray:
+def large(shape: tuple[int, ...], dtype: DTypeLike, what: str = "this array") -> np.ndarray:
     """An uninitialised writable array like :func:`empty`; one above :data:`KEEP_MAX_BYTES` (a
     population's whole dense matrix) reuses a freed buffer of this thread that fits, and its own
     buffer is kept for reuse once it and its views are gone: the buffers a thread holds, in use or

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +100,7 @@ class NoiseTable:
             )
         return cls.get(size, seed)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[int, int], NoiseTable], tuple[int, int]]:
         return (_shared_table, (self.size, self.seed))
 
     def __len__(self) -> int:
@@ -139,7 +139,8 @@ class NoiseTable:
         if len(offsets) and (offsets.min() < 0 or offsets.max() + dim > self.size):
             raise IndexError(f"a noise offset + dim {dim} falls outside a table of {self.size}")
         if len(offsets) * dim <= _GATHER_MAX:
-            return self._windows(dim)[offsets]
+            gathered: np.ndarray = self._windows(dim)[offsets]  # numpy leaves the fancy index untyped
+            return gathered
         out = mapped.empty((len(offsets), dim), np.float32)
         for i, offset in enumerate(offsets.tolist()):
             out[i] = self.data[offset : offset + dim]

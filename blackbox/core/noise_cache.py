@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import io
 import mmap
 import os
 import stat
@@ -46,7 +47,7 @@ def table_path(root: Path, size: int, seed: int) -> Path:
     return root / f"noise-v{FORMAT_VERSION}-seed{seed}-size{size}-float32.npy"
 
 
-def _digest(handle, length: int) -> bytes:
+def _digest(handle: io.BufferedIOBase, length: int) -> bytes:
     """sha256 of the first ``length`` bytes of ``handle``, read through a small buffer."""
     handle.seek(0)
     # The buffer is an anonymous mapping, not a malloc'd bytearray: glibc raises its mmap threshold

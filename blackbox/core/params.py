@@ -106,7 +106,7 @@ def make_params(cls: type[Params], params: Any, overrides: Mapping[str, Any], ow
     return dataclasses.replace(params, **overrides) if overrides else params
 
 
-def _field_default(field: dataclasses.Field) -> Any:
+def _field_default(field: dataclasses.Field[Any]) -> Any:
     if field.default is not dataclasses.MISSING:
         return field.default
     if field.default_factory is not dataclasses.MISSING:

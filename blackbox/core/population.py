@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..errors import ConfigError
 from . import mapped
@@ -49,14 +50,15 @@ _ROWS_GATHER_MAX = 2**18
 _ROW_CHUNK = 2**15
 
 
-def _dtype(dtype: Any) -> np.dtype:
+def _dtype(dtype: DTypeLike) -> np.dtype:
     try:
         kind = np.dtype(dtype)
     except TypeError:
         kind = None
     if kind not in (np.float32, np.float64):
         raise ConfigError(f"dtype must be float32 or float64 (the noise is float32), got {dtype!r}")
-    return kind
+    checked: np.dtype = kind  # numpy leaves np.dtype(<anything>) untyped
+    return checked
 
 
 class Population:
@@ -88,7 +90,7 @@ class Population:
         table: NoiseTable | None = None,
         dense: np.ndarray | None = None,
         center_row: int | None = None,
-        dtype: Any = np.float64,
+        dtype: DTypeLike = np.float64,
     ):
         self.dim = int(dim)
         #: The dtype of the rows (``params``, ``rows()``): float64, or float32 where the strategy was
@@ -123,7 +125,7 @@ class Population:
         sigma: float | np.ndarray,
         parents: np.ndarray | None = None,
         groups: np.ndarray | None = None,
-        dtype: Any = np.float64,
+        dtype: DTypeLike = np.float64,
     ) -> Population:
         """A population encoded as noise offsets around one or more base vectors, its rows in ``dtype``."""
         bases = np.atleast_2d(np.asarray(bases, dtype=np.float64))
@@ -189,7 +191,7 @@ class Population:
         self._fill32(indices, out)
         return out
 
-    def dense(self, dtype: Any = np.float64) -> np.ndarray:
+    def dense(self, dtype: DTypeLike = np.float64) -> np.ndarray:
         """The dense ``(popsize, dim)`` array in ``dtype``: float64 is :attr:`params`; float32 is built
         in float32 (``noise * float32(sign * sigma) + float32(base)``), with half the memory traffic,
         within a float32 rounding or two of ``params.astype(float32)``."""
@@ -200,7 +202,7 @@ class Population:
             return self.params.astype(np.float64)
         return self._rows32(np.arange(len(self)), "population.dense(float32)")
 
-    def blocks(self, rows: int = 64, dtype: Any = np.float64) -> Iterator[tuple[slice, np.ndarray]]:
+    def blocks(self, rows: int = 64, dtype: DTypeLike = np.float64) -> Iterator[tuple[slice, np.ndarray]]:
         """``(rows slice, dense block)`` pairs covering the population in order, at most ``rows`` rows
         each, in ``dtype``: ``for where, block in population.blocks(rows=32): fitness[where] = f(block)``.
 
@@ -253,7 +255,8 @@ class Population:
 
     def row(self, index: int) -> np.ndarray:
         """One row as a dense ``(dim,)`` array."""
-        return self.rows(np.array([index]))[0]
+        row: np.ndarray = self.rows(np.array([index]))[0]  # numpy leaves indexing untyped
+        return row
 
     def rows(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
         """Dense rows at ``indices`` (in :attr:`dtype`), computed the same way in every process.
@@ -286,7 +289,8 @@ class Population:
         # the base added after it (IEEE addition commutes): one gather and two passes over the rows.
         noise = table.gather(offsets, self.dim)
         coefficient = signs.astype(np.float64)[:, None] * self.sigma
-        out = np.multiply(noise, coefficient, dtype=np.float64, out=mapped.empty(noise.shape, np.float64))
+        out: np.ndarray = np.multiply(noise, coefficient, dtype=np.float64,
+                                      out=mapped.empty(noise.shape, np.float64))
         if len(parents) and parents.min() == parents.max():
             out += bases[parents[0]]  # one base for every row: broadcast
         elif len(parents):
@@ -485,32 +489,40 @@ class Population:
                      else Rows(empty, empty, dense=np.zeros((0, shared.dim)))]
         if len(parts) == 1:
             part = parts[0]
-            index, take = part.index, (lambda name: getattr(part, name))
+            index, groups = part.index, part.groups
+
+            def take(name: str) -> np.ndarray | None:
+                field: np.ndarray | None = getattr(part, name)
+                return field
         else:
             index = np.concatenate([p.index for p in parts])
             order = np.argsort(index, kind="stable")
             index = index[order]
             if len(index) > 1 and np.any(np.diff(index) == 0):
                 raise ValueError("join(): a row appears in more than one part")
+            groups = np.concatenate([p.groups for p in parts])[order]
 
-            def take(name):
+            def take(name: str) -> np.ndarray | None:
                 values = [getattr(p, name) for p in parts]
-                return None if values[0] is None else np.concatenate(values)[order]
+                if values[0] is None:
+                    return None
+                joined: np.ndarray = np.concatenate(values)[order]  # numpy leaves the fancy index untyped
+                return joined
 
         center = None
         if shared.center_row is not None:
             at = int(np.searchsorted(index, shared.center_row))
             center = at if at < len(index) and index[at] == shared.center_row else None
         if shared.table is None:
-            return cls(dim=shared.dim, groups=take("groups"), dense=take("dense"), sigma=shared.sigma,
+            return cls(dim=shared.dim, groups=groups, dense=take("dense"), sigma=shared.sigma,
                        center_row=center)
         return cls(
-            dim=shared.dim, groups=take("groups"), bases=shared.bases, parents=take("parents"),
+            dim=shared.dim, groups=groups, bases=shared.bases, parents=take("parents"),
             offsets=take("offsets"), signs=take("signs"), sigma=shared.sigma,
             table=NoiseTable.get(*shared.table), center_row=center, dtype=shared.dtype,
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Shared, list[Rows]], Population], tuple[Shared, list[Rows]]]:
         """Pickled in its own wire format: a compact population travels compact (the shared part
         and 33 bytes a row, never the dense rows it may have built); strategies pickled between
         ask and tell carry their pending population this way."""

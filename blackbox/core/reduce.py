@@ -41,11 +41,16 @@ import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ReductionError, SumOverflowError
 from .noise import NoiseTable
+
+if TYPE_CHECKING:
+    from .population import Population
 
 __all__ = [
     "REDUCTION", "BLOCK_SLICES", "ReductionPlan", "PartialSums", "plan_sums", "block_count",
@@ -160,7 +165,7 @@ class PartialSums:
     squares: np.ndarray | None
 
 
-def plan_sums(population, weights: np.ndarray, square_weights: np.ndarray | None = None,
+def plan_sums(population: Population, weights: np.ndarray, square_weights: np.ndarray | None = None,
               *, block_slices: int = BLOCK_SLICES) -> ReductionPlan:
     """The plan of ``sum_i w_i s_i eps_i`` (and ``sum_i v_i eps_i**2`` when ``square_weights``
     is given) over a compact population's rows: blocks, float32 coefficients, fixed-point grids.
@@ -231,13 +236,13 @@ def combine(*parts: PartialSums) -> PartialSums:
     return PartialSums(first.key, blocks, linear, squares)
 
 
-def weighted_sum(population, weights: np.ndarray) -> np.ndarray:
+def weighted_sum(population: Population, weights: np.ndarray) -> np.ndarray:
     """``sum_i w_i s_i eps_i`` (float64) over all blocks, in this process."""
     plan = plan_sums(population, weights)
     return plan.finish(plan.block_sums())[0]
 
 
-def weighted_sums(population, weights: np.ndarray, square_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def weighted_sums(population: Population, weights: np.ndarray, square_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(sum_i w_i s_i eps_i, sum_i v_i eps_i**2)`` (float64) over all blocks, in this process."""
     plan = plan_sums(population, weights, square_weights)
     linear, squares = plan.finish(plan.block_sums())
@@ -245,7 +250,7 @@ def weighted_sums(population, weights: np.ndarray, square_weights: np.ndarray) -
     return linear, squares
 
 
-def block_sums(population, coefficients: np.ndarray, square_coefficients: np.ndarray | None = None
+def block_sums(population: Population, coefficients: np.ndarray, square_coefficients: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray | None]:
     """The strategies' default reducer: every block of the fixed-block sums, in this process."""
     plan = plan_sums(population, coefficients, square_coefficients)
@@ -255,18 +260,18 @@ def block_sums(population, coefficients: np.ndarray, square_coefficients: np.nda
 # -- internals ------------------------------------------------------------------------------
 
 
-def _row_weights(name: str, values, rows: int, live: np.ndarray) -> np.ndarray:
+def _row_weights(name: str, values: ArrayLike, rows: int, live: np.ndarray) -> np.ndarray:
     """The weights as float64, refusing a non-finite one on a row that adds to the sum."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.shape != (rows,):
-        raise ValueError(f"{name} must have one value per row: shape ({rows},), got {values.shape}")
-    bad = np.flatnonzero(~np.isfinite(values) & live)
+    weights = np.asarray(values, dtype=np.float64)
+    if weights.shape != (rows,):
+        raise ValueError(f"{name} must have one value per row: shape ({rows},), got {weights.shape}")
+    bad = np.flatnonzero(~np.isfinite(weights) & live)
     if len(bad):
         raise SumOverflowError(
-            f"the noise-weighted sum got {name}[{bad[0]}] = {float(values[bad[0]])!r}; every weight must be "
+            f"the noise-weighted sum got {name}[{bad[0]}] = {float(weights[bad[0]])!r}; every weight must be "
             f"finite (a fitness shaping such as centered_ranks gives finite weights)"
         )
-    return values
+    return weights
 
 
 def _to_float32(what: str, values: np.ndarray, offsets: np.ndarray, block_slices: int) -> np.ndarray:
@@ -293,7 +298,7 @@ def _exponent(what: str, coefficients: np.ndarray, peak: float) -> int:
     if not len(exponents) or peak == 0.0:
         return 0
     lowest = int(exponents.min())
-    counts = np.bincount(exponents - lowest).tolist()
+    counts: list[int] = np.bincount(exponents - lowest).tolist()
     total = sum(count << shift for shift, count in enumerate(counts))  # sum|c| < total * 2**lowest
     _, peak_exponent = math.frexp(peak)  # max|eps| < 2**peak_exponent
     exponent = total.bit_length() + lowest + peak_exponent  # the sum's bound is below 2**exponent
@@ -312,7 +317,7 @@ def _block_sums(plan: ReductionPlan, blocks: Iterable[int], threads: int = 1) ->
     linear_total = np.zeros(dim, dtype=np.int64)
     squares_total = None if plan.squares is None else np.zeros(dim, dtype=np.int64)
     mask = 0
-    work = []  # per block: [(offset, c, v), ...] with the zero coefficients left out
+    work: list[list[tuple[int, float, float]]] = []  # per block: [(offset, c, v), ...] with the zero coefficients left out
     for block in sorted(blocks):  # ascending blocks read the table in ascending order
         block = int(block)
         if not 0 <= block < plan.n_blocks:
@@ -342,7 +347,7 @@ def _block_sums(plan: ReductionPlan, blocks: Iterable[int], threads: int = 1) ->
     return PartialSums(plan.key, mask, linear_total, squares_total)
 
 
-def _sum_chunks(plan: ReductionPlan, work: list, chunks: list[tuple[int, int]],
+def _sum_chunks(plan: ReductionPlan, work: list[list[tuple[int, float, float]]], chunks: list[tuple[int, int]],
                 linear_total: np.ndarray, squares_total: np.ndarray | None) -> None:
     """Add the blocks of ``work`` to the totals, column chunk by column chunk (columns outermost:
     the accumulators and this chunk of the totals stay in the cache)."""

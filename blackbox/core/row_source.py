@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .population import Population
 
@@ -45,6 +46,6 @@ class RowSource:
             self._row = np.empty(self.population.dim, dtype=np.float64)
         return self.population.row_into(int(self.indices[int(key)]), self._row)
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         rows = self.population.rows(self.indices)
         return rows if dtype is None else rows.astype(dtype)

@@ -10,7 +10,7 @@ mirrored pair in different tasks; a row's result depends only on its own entries
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["Shared", "Rows", "plain_nbytes"]
 
 
-def plain_nbytes(value: Any) -> int:
+def plain_nbytes(value: object) -> int:
     """Bytes of the data in plain ``value`` (arrays, numbers, strings, and dicts and lists of them),
     counted without serializing it: what a problem state costs on the wire, framing aside."""
     if isinstance(value, np.ndarray):
@@ -94,7 +94,8 @@ class Rows:
         self.dense = None if dense is None else np.asarray(dense, dtype=np.float64)
 
     @classmethod
-    def _of(cls, index, groups, seeds, offsets, signs, parents, dense) -> Rows:
+    def _of(cls, index: np.ndarray, groups: np.ndarray, seeds: np.ndarray | None, offsets: np.ndarray | None,
+            signs: np.ndarray | None, parents: np.ndarray | None, dense: np.ndarray | None) -> Rows:
         """Rows from arrays already of the right dtypes (the hot path: no conversions)."""
         rows = cls.__new__(cls)
         rows.index, rows.groups, rows.seeds, rows.dense = index, groups, seeds, dense
@@ -126,7 +127,7 @@ class Rows:
             positions = np.arange(len(self))[positions]
         positions = np.sort(np.asarray(positions, dtype=np.int64))
 
-        def pick(values):
+        def pick(values: np.ndarray | None) -> np.ndarray | None:
             return None if values is None else values[positions]
 
         return Rows._of(self.index[positions], self.groups[positions], pick(self.seeds), pick(self.offsets),
@@ -158,7 +159,7 @@ class Rows:
         total = 8 * m * len(self._int_fields()) + (m if self.signs is not None else 0)
         return total + (0 if self.dense is None else self.dense.nbytes)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Rows], tuple[int, int, bool, bool, bytes, np.ndarray | None]]:
         m = len(self)
         blob = b"".join(np.ascontiguousarray(f, dtype=np.int64).tobytes() for f in self._int_fields())
         if self.signs is not None:
@@ -167,7 +168,7 @@ class Rows:
         return (_unpack_rows, (m, start, self.seeds is not None, self.offsets is not None, blob, self.dense))
 
 
-def _unpack_rows(m: int, start: int, has_seeds: bool, compact: bool, blob: bytes, dense) -> Rows:
+def _unpack_rows(m: int, start: int, has_seeds: bool, compact: bool, blob: bytes, dense: np.ndarray | None) -> Rows:
     """The inverse of ``Rows.__reduce__``: views of ``blob``, no copies."""
     count = 1 + has_seeds + 2 * compact + (start < 0)
     ints = np.frombuffer(blob, dtype=np.int64, count=count * m).reshape(count, m)

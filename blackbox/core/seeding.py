@@ -22,4 +22,5 @@ def evaluation_seeds(run_seed: int, generation: int, groups: np.ndarray, shared:
         return np.full(len(groups), int(sequence.generate_state(1)[0]), dtype=np.int64)
     # generate_state(n)[:k] == generate_state(k): a group's seed does not depend on the popsize.
     table = sequence.generate_state(int(groups.max()) + 1).astype(np.int64)
-    return table[groups]
+    seeds: np.ndarray = table[groups]  # numpy leaves indexing an unparametrized ndarray untyped
+    return seeds

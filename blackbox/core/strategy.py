@@ -223,7 +223,7 @@ class Strategy(CoefficientsStep, ABC):
     @property
     def center(self) -> np.ndarray:
         """The current solution (the distribution's mean, or the GA's elite), read-only."""
-        view = self._center.view()
+        view: np.ndarray = self._center.view()
         view.flags.writeable = False
         return view
 
@@ -453,7 +453,8 @@ class Strategy(CoefficientsStep, ABC):
         current = self.rng.bit_generator.state
         if current.get("bit_generator") != "PCG64":
             return False
-        return current["state"]["inc"] == np.random.default_rng(self.seed).bit_generator.state["state"]["inc"]
+        same: bool = current["state"]["inc"] == np.random.default_rng(self.seed).bit_generator.state["state"]["inc"]
+        return same
 
     @overload
     def reduce(self, population: Population, coefficients: np.ndarray) -> tuple[np.ndarray, None]: ...

@@ -45,8 +45,9 @@ import pickle
 import queue
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
 from .._validate import check_choice, check_float, check_int
 from ..core.problem import Problem
@@ -156,7 +157,7 @@ class FuturesExecutor(PoolExecutor):
         self._problem_bytes = b""
         self._markers_dir: RunDirectory | None = None  # start markers, with a timeout
         self._task_ids = 0
-        self._markers: dict[cf.Future, int] = {}
+        self._markers: dict[cf.Future[Outcome], int] = {}
 
     def __repr__(self) -> str:
         what = type(self._user_pool).__name__ if self._user_pool is not None else f"kind={self.kind!r}"
@@ -205,7 +206,7 @@ class FuturesExecutor(PoolExecutor):
     def _chunks(self, rows: int) -> int:
         return min(rows, self._workers * self.chunks_per_worker)
 
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
         pool = self._pool
         if pool is None:
             raise StateError("FuturesExecutor has no pool before start(problem)")
@@ -225,19 +226,19 @@ class FuturesExecutor(PoolExecutor):
             self._markers[future] = self._task_ids
         return future, pool
 
-    def _released(self, future: cf.Future) -> None:
+    def _released(self, future: cf.Future[Outcome]) -> None:
         self._markers.pop(future, None)
 
     def _retract(self, shared: Shared) -> None:
         self._markers.clear()
 
-    def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
+    def _overdue(self, running: list[cf.Future[Outcome]]) -> list[cf.Future[Outcome]]:
         """Kill the process of every task running longer than the timeout; return those tasks."""
         if self._markers_dir is None:
             return []
         return kill_overdue(self._markers_dir.path, self._markers, running, float(self.timeout or 0.0))
 
-    def _interrupted(self, running: list[cf.Future]) -> None:
+    def _interrupted(self, running: list[cf.Future[Outcome]]) -> None:
         """Ctrl-C or an exit during a generation: no evaluation may keep the command alive."""
         pool = self._pool
         if pool is None or self._user_pool is not None:
@@ -290,6 +291,12 @@ def _kill_processes(pool: cf.ProcessPoolExecutor) -> None:
             pass
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+#: A call waiting in DaemonThreadPool's queue: its future, the function and its arguments.
+_Call: TypeAlias = "tuple[cf.Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]"
+
+
 class DaemonThreadPool(cf.Executor):
     """The thread pool of ``futures:kind=thread``: like ``ThreadPoolExecutor``, but its threads are
     daemons. A thread hung in an evaluation cannot be stopped; it must not keep the program alive
@@ -297,7 +304,7 @@ class DaemonThreadPool(cf.Executor):
 
     def __init__(self, workers: int):
         self._max_workers = workers
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._closed = False
         self._threads = [threading.Thread(target=self._work, name=f"blackbox-{i}", daemon=True)
@@ -305,11 +312,11 @@ class DaemonThreadPool(cf.Executor):
         for thread in self._threads:
             thread.start()
 
-    def submit(self, fn, /, *args, **kwargs) -> cf.Future:
+    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> cf.Future[R]:
         with self._lock:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
-            future: cf.Future = cf.Future()
+            future: cf.Future[R] = cf.Future()
             self._queue.put((future, fn, args, kwargs))
             return future
 

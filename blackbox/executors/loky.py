@@ -30,8 +30,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import numpy as np
 
@@ -91,7 +92,19 @@ def _worker_main(
     return outcome
 
 
-def _loky():
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _LokyPool(Protocol):
+    """What this executor uses of loky's reusable executor (loky has no type information)."""
+
+    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> cf.Future[R]: ...
+
+    def shutdown(self, wait: bool = True, kill_workers: bool = False) -> None: ...
+
+
+def _loky() -> tuple[Callable[..., _LokyPool], type[BaseException], type[BaseException]]:
     try:
         from loky import get_reusable_executor
         from loky.process_executor import BrokenProcessPool, ShutdownExecutorError
@@ -162,7 +175,7 @@ class LokyExecutor(PoolExecutor):
         self._dir: RunDirectory | None = None
         self._token = ""
         self._task_ids = 0
-        self._markers: dict[cf.Future, int] = {}  # task id of each running task (its marker file)
+        self._markers: dict[cf.Future[Outcome], int] = {}  # task id of each running task (its marker file)
         self._busy: float | None = None  # seconds each worker was busy in the last generation
         self._equal = False  # every row of the last generation took the same number of steps
 
@@ -182,7 +195,7 @@ class LokyExecutor(PoolExecutor):
         env.setdefault("LOKY_MAX_MEMORY_LEAK_SIZE", os.environ.get("LOKY_MAX_MEMORY_LEAK_SIZE", "1e13"))
         return env
 
-    def _pool(self):
+    def _pool(self) -> _LokyPool:
         get_reusable_executor, _, _ = _loky()
         quiet_resource_tracker()  # before loky starts its tracker with this process's flags
         # Each worker exits within a second once this process is gone (a SIGKILLed driver), instead
@@ -258,7 +271,7 @@ class LokyExecutor(PoolExecutor):
         self._folder.remove(_shared_name(shared.number))
         self._markers.clear()
 
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
         _, BrokenProcessPool, ShutdownExecutorError = _loky()
         pool = self._pool()
         self._task_ids += 1
@@ -276,10 +289,10 @@ class LokyExecutor(PoolExecutor):
         _, BrokenProcessPool, ShutdownExecutorError = _loky()
         return isinstance(error, (BrokenProcessPool, ShutdownExecutorError))
 
-    def _released(self, future: cf.Future) -> None:
+    def _released(self, future: cf.Future[Outcome]) -> None:
         self._markers.pop(future, None)
 
-    def _interrupted(self, running: list[cf.Future]) -> None:
+    def _interrupted(self, running: list[cf.Future[Outcome]]) -> None:
         self._kill_pool()  # no worker may outlive Ctrl-C
 
     def _received(self, outcome: Outcome) -> None:
@@ -288,6 +301,6 @@ class LokyExecutor(PoolExecutor):
         if self.max_worker_memory is not None and used is not None and used > self.max_worker_memory * 1e6:
             self._recycle = True
 
-    def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
+    def _overdue(self, running: list[cf.Future[Outcome]]) -> list[cf.Future[Outcome]]:
         """Kill the worker of every task running longer than the timeout; return those tasks."""
         return kill_overdue(self._folder.path, self._markers, running, float(self.timeout or 0.0))

@@ -14,6 +14,10 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import TypeVar
+
+#: What the tasks' futures hold (the markers do not look at it).
+T = TypeVar("T")
 
 __all__ = ["marker_file", "mark_started", "mark_finished", "kill_overdue"]
 
@@ -33,8 +37,8 @@ def mark_finished(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-def kill_overdue(folder: str | Path, task_ids: dict[cf.Future, int], running: list[cf.Future],
-                 timeout: float) -> list[cf.Future]:
+def kill_overdue(folder: str | Path, task_ids: dict[cf.Future[T], int], running: list[cf.Future[T]],
+                 timeout: float) -> list[cf.Future[T]]:
     """SIGKILL the worker of every task of ``running`` started more than ``timeout`` seconds ago;
     return those tasks (``task_ids`` maps each future to its task id)."""
     now = time.time()

@@ -50,7 +50,7 @@ __all__ = ["PoolExecutor", "WorkerLost", "evaluation_timeout_error"]
 class WorkerLost(Exception):
     """A task could not run because its worker went away (``_submit`` raises it for a dead pool)."""
 
-    def __init__(self, domain: Any, cause: BaseException):
+    def __init__(self, domain: object, cause: BaseException):
         super().__init__(str(cause))
         self.domain, self.cause = domain, cause
 
@@ -68,7 +68,7 @@ def evaluation_timeout_error(rows: Rows, timeout: float) -> EvaluationError:
 class _Task:
     rows: Rows
     attempt: int = 0
-    domain: Any = None  # the worker or pool it was handed to
+    domain: object = None  # the worker or pool it was handed to
 
 
 class PoolExecutor(Executor):
@@ -98,7 +98,7 @@ class PoolExecutor(Executor):
         """The generation is over: drop what ``_publish`` made."""
 
     @abstractmethod
-    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
+    def _submit(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
         """Start evaluating ``rows``: the future of its Outcome, and the worker or pool it went to.
 
         Raises :class:`WorkerLost` when the pool is already broken.
@@ -112,22 +112,22 @@ class PoolExecutor(Executor):
         """True while another task can be handed out now (Ray keeps two in flight per actor)."""
         return True
 
-    def _released(self, future: cf.Future) -> None:
+    def _released(self, future: cf.Future[Outcome]) -> None:
         """``future``'s task is over (done, lost, or given up as hung)."""
 
-    def _replace(self, domain: Any, cause: BaseException, outstanding: list[Rows]) -> None:
+    def _replace(self, domain: object, cause: BaseException, outstanding: list[Rows]) -> None:
         """``domain`` (a worker or pool) died: replace it, or raise if it cannot be (called once)."""
 
-    def _overdue(self, running: list[cf.Future]) -> list[cf.Future]:
+    def _overdue(self, running: list[cf.Future[Outcome]]) -> list[cf.Future[Outcome]]:
         """Tasks past the timeout, whose workers were just killed (only executors that can)."""
         return []
 
-    def _abandon(self, running: list[cf.Future]) -> None:
+    def _abandon(self, running: list[cf.Future[Outcome]]) -> None:
         """The generation failed: stop what still runs, as far as possible."""
         for future in running:
             future.cancel()
 
-    def _interrupted(self, running: list[cf.Future]) -> None:
+    def _interrupted(self, running: list[cf.Future[Outcome]]) -> None:
         """Ctrl-C or an exit arrived during a generation: by default, as :meth:`_abandon` (loky and
         the futures process pool kill their workers at once instead)."""
         self._abandon(running)
@@ -168,17 +168,17 @@ class PoolExecutor(Executor):
     def _collect(self, shared: Shared, parts: list[Rows]) -> tuple[list[tuple[Rows, EvalResult]], list[Rows]]:
         """Results of every part, and the rows that hung and score worst."""
         todo = deque(_Task(rows) for rows in parts)
-        arrived: queues.SimpleQueue = queues.SimpleQueue()
-        running: dict[cf.Future, _Task] = {}
+        arrived: queues.SimpleQueue[cf.Future[Outcome] | None] = queues.SimpleQueue()
+        running: dict[cf.Future[Outcome], _Task] = {}
         done: list[tuple[Rows, EvalResult]] = []
         worst: list[Rows] = []
-        dead: list[Any] = []  # workers or pools seen dead in this generation, each counted once
-        killed: list[Any] = []  # those we killed for a timeout
-        dying: set[cf.Future] = set()  # tasks given up as hung, whose worker's end we wait to see
+        dead: list[object] = []  # workers or pools seen dead in this generation, each counted once
+        killed: list[object] = []  # those we killed for a timeout
+        dying: set[cf.Future[Outcome]] = set()  # tasks given up as hung, whose worker's end we wait to see
         failure: EvaluationError | None = None  # a hung row with on_timeout="error": raised at the end
         poll = None if self.timeout is None else max(0.01, min(0.5, self.timeout / 10))
 
-        def lost(task: _Task, domain: Any, cause: BaseException) -> None:
+        def lost(task: _Task, domain: object, cause: BaseException) -> None:
             ours = any(k is domain for k in killed)
             if not any(d is domain for d in dead):
                 dead.append(domain)
@@ -217,7 +217,7 @@ class PoolExecutor(Executor):
                 if not (running or dying):
                     continue
                 try:
-                    arrival: cf.Future | None = arrived.get(timeout=poll)
+                    arrival: cf.Future[Outcome] | None = arrived.get(timeout=poll)
                 except queues.Empty:
                     arrival = None
                 if arrival is not None and arrival in dying:

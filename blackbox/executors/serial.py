@@ -17,6 +17,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,7 @@ class SerialExecutor(Executor):
         """Raise RowTimeout inside the block once ``timeout`` seconds have passed."""
         seconds = float(self.timeout or 0.0)
 
-        def expired(signum: int, frame: Any) -> None:
+        def expired(signum: int, frame: FrameType | None) -> None:
             raise RowTimeout(seconds)
 
         previous = signal.signal(signal.SIGALRM, expired)

@@ -24,7 +24,8 @@ __all__ = ["dumps"]
 _RENAMED = "<dynamic-code>"
 
 
-class _Pickler(cloudpickle.Pickler):
+# cloudpickle ships no type information (ignore_missing_imports in pyproject): its Pickler has no type.
+class _Pickler(cloudpickle.Pickler):  # type: ignore[misc]
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is types.CodeType:
             reduce = self.dispatch_table.get(types.CodeType)
@@ -34,7 +35,7 @@ class _Pickler(cloudpickle.Pickler):
         return super().reducer_override(obj)
 
 
-def dumps(obj: Any, protocol: int | None = None,
+def dumps(obj: object, protocol: int | None = None,
           buffer_callback: Callable[[pickle.PickleBuffer], Any] | None = None) -> bytes:
     """``cloudpickle.dumps(obj, protocol, buffer_callback)``, code keeping its file names."""
     with io.BytesIO() as file:

@@ -48,7 +48,7 @@ def _aligned(n: int) -> int:
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def dump_file(path: Path, obj: Any, out_of_band: bool = True) -> int:
+def dump_file(path: Path, obj: object, out_of_band: bool = True) -> int:
     """Write ``obj`` to ``path`` atomically; large arrays are stored raw. Returns the file size."""
     buffers: list[pickle.PickleBuffer] = []
     callback = buffers.append if out_of_band else None
@@ -163,12 +163,12 @@ class RunDirectory:
         remove_stale(root)
         self.path = _make_run_dir(root)
         self._finalizer = weakref.finalize(self, _remove_tree, str(self.path))
-        self._written: dict[str, tuple[Any, bool]] = {}
+        self._written: dict[str, tuple[object, bool]] = {}
 
     def file(self, name: str) -> Path:
         return self.path / name
 
-    def write(self, name: str, obj: Any, out_of_band: bool = True, keep: bool = False) -> int:
+    def write(self, name: str, obj: object, out_of_band: bool = True, keep: bool = False) -> int:
         """Write ``obj`` as ``name``; ``keep`` remembers it so it can be rewritten after a move."""
         try:
             size = dump_file(self.file(name), obj, out_of_band)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..core.problem import EvalResult, Problem
 from ..core.rows import Rows, Shared
 from ..errors import ConfigError
 from . import shipping
+
+if TYPE_CHECKING:
+    from .worker import OutcomeMeta
 
 __all__ = ["Shared", "Rows", "DispatchStats", "join_results", "pickle_problem", "unshippable"]
 
@@ -112,7 +115,7 @@ class DispatchStats:
     def copy(self) -> DispatchStats:
         return type(self)(**{f.name: getattr(self, f.name) for f in fields(self)})
 
-    def record(self, meta: dict[str, Any]) -> None:
+    def record(self, meta: OutcomeMeta) -> None:
         """Count what a worker reported with a result."""
         self.worker_seconds += float(meta.get("seconds", 0.0))
         self.worker_cpu_seconds += float(meta.get("cpu_seconds", 0.0))

@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import cloudpickle
 import numpy as np
@@ -111,7 +111,7 @@ class RemoteTraceback(Exception):
     def __str__(self) -> str:
         return f'\n"""\n{self.text}"""'
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[RemoteTraceback], tuple[str]]:
         return (RemoteTraceback, (self.text,))
 
 
@@ -123,11 +123,12 @@ class RemoteCause(Exception):
         self.type_name = type_name
         self.message = message
 
-    def __reduce__(self):  # the default would call RemoteCause(one_string) and fail to unpickle
+    def __reduce__(self) -> tuple[type[RemoteCause], tuple[str, str]]:  # the default would call
+        # RemoteCause(one_string) and fail to unpickle
         return (RemoteCause, (self.type_name, self.message))
 
 
-def _rebuilt(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+def _rebuilt(cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]) -> BaseException:
     """An exception of class ``cls`` with ``args`` and attributes ``state``, made without calling
     its ``__init__`` (whose signature may differ from ``args``: ``EnvError(code, msg)`` keeps only
     ``msg`` in its args, so the default pickling cannot make it again)."""
@@ -148,9 +149,9 @@ class _Portable:
     """Pickles as the exception it wraps, rebuilt by :func:`_rebuilt` from its class, args and the
     attributes that pickle; used when the exception's own pickling cannot be undone."""
 
-    def __init__(self, exc: BaseException, dumps: Callable[[Any], bytes]):
+    def __init__(self, exc: BaseException, dumps: Callable[[object], bytes]):
         self.exc = exc
-        self.state = {}
+        self.state: dict[str, object] = {}
         for key, value in getattr(exc, "__dict__", {}).items():
             try:
                 dumps(value)
@@ -158,11 +159,12 @@ class _Portable:
                 continue
             self.state[key] = value
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[type[BaseException], tuple[object, ...], dict[str, object]], BaseException],
+                                  tuple[type[BaseException], tuple[object, ...], dict[str, object]]]:
         return (_rebuilt, (type(self.exc), tuple(self.exc.args), self.state))
 
 
-def _round_trip(dumps: Callable[[Any], bytes], obj: Any) -> bytes | None:
+def _round_trip(dumps: Callable[[object], bytes], obj: object) -> bytes | None:
     """``dumps(obj)`` if those bytes load again (by plain pickle) as an exception, else None.
 
     A ``__reduce__`` may rebuild something that is no exception at all (an int): that way is refused."""
@@ -186,11 +188,11 @@ class Failure:
     its type and message when nothing can carry it.
     """
 
-    error: Any
+    error: BaseException | bytes | _Portable
     trace: str
 
     @classmethod
-    def capture(cls, exc: BaseException, dumps: Callable[[Any], bytes] | None) -> Failure:
+    def capture(cls, exc: BaseException, dumps: Callable[[object], bytes] | None) -> Failure:
         """``exc`` for a transport that pickles with ``dumps`` (None: none, a thread of this process)."""
         try:
             trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -198,7 +200,7 @@ class Failure:
             trace = "".join(traceback.format_tb(exc.__traceback__)) + describe_exception(exc) + "\n"
         if dumps is None:
             return cls(exc, trace)
-        candidates = [exc, _Portable(exc, dumps)]
+        candidates: list[BaseException | _Portable] = [exc, _Portable(exc, dumps)]
         for wrapped in candidates:
             for pickler, as_bytes in ((dumps, False), (cloudpickle.dumps, True)):
                 data = _round_trip(pickler, wrapped)
@@ -209,7 +211,7 @@ class Failure:
 
     def restore(self) -> BaseException:
         """The exception, with the worker's traceback chained below it (when nothing else is)."""
-        exc: Any = self.error
+        exc: object = self.error
         if isinstance(exc, bytes):
             try:
                 exc = pickle.loads(exc)
@@ -226,6 +228,25 @@ class Failure:
         return exc
 
 
+class OutcomeMeta(TypedDict, total=False):
+    """What a worker reports beside an outcome (read by the pools' stats and the Ray plugin)."""
+
+    #: The worker's process id.
+    pid: int
+    #: How far the task got: ``problem``, ``state``, ``rows`` or ``evaluate`` (a crash's advice).
+    stage: str
+    #: Whether the task loaded the problem, and the generation's shared part (not from the cache).
+    loaded_problem: bool
+    loaded_shared: bool
+    #: Bytes of the shared part read (0 when it was cached, or travelled inside the task).
+    shared_bytes: int
+    #: Wall-clock and CPU seconds of the evaluation.
+    seconds: float
+    cpu_seconds: float
+    #: The worker's own memory after the task, in bytes (loky; None where it cannot be read).
+    private_memory: int | None
+
+
 @dataclass
 class Outcome:
     """What a worker returns for a set of rows.
@@ -240,7 +261,7 @@ class Outcome:
     result: EvalResult | None = None
     failure: Failure | None = None
     cause: Failure | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: OutcomeMeta = field(default_factory=OutcomeMeta)  # an empty dict
 
     @property
     def nbytes(self) -> int:
@@ -256,7 +277,7 @@ def evaluate_task(
     cache: WorkerCache, token: str, rows: Rows, load_problem: Callable[[], Problem],
     load_shared: Callable[[], Shared], *, key: Any, threads: int | None = None,
     batch_size: int | None = None, before: Callable[[], None] | None = None,
-    dumps: Callable[[Any], bytes] | None = cloudpickle.dumps,
+    dumps: Callable[[object], bytes] | None = cloudpickle.dumps,
 ) -> Outcome:
     """Evaluate ``rows`` in this worker; never raises (except Ctrl-C and exits).
 
@@ -264,7 +285,7 @@ def evaluate_task(
     evaluation (loky marks the start for its timeouts). ``dumps`` is the transport's pickler, so
     that errors are packed in a form it can carry (None: the outcome is not pickled).
     """
-    meta: dict[str, Any] = {"pid": os.getpid()}
+    meta: OutcomeMeta = {"pid": os.getpid()}
     if rows.seeds is None:
         raise ValueError("evaluate_task() needs rows with their seeds: split(..., seeds=...)")
     try:
@@ -302,7 +323,7 @@ _CRASH_ADVICE = {
 }
 
 
-def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, dict[str, Any]]:
+def decode_outcome(outcome: Outcome, rows: Rows, where: str) -> tuple[EvalResult, OutcomeMeta]:
     """The result of ``rows``, or the worker's error raised here with its cause chained."""
     if outcome.result is not None:
         return outcome.result, outcome.meta

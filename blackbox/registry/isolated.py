@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import ConfigError
 
@@ -134,7 +134,7 @@ def _run_child(entries: Sequence[tuple[str, str]], start: int, describe: str, ti
                     return len(entries)
 
 
-def _child_failed(index: int, status: int, errors: Any, rows: list[dict[str, Any] | None]) -> int:
+def _child_failed(index: int, status: int, errors: BinaryIO, rows: list[dict[str, Any] | None]) -> int:
     """Entry ``index`` ended the child with ``status``: its error row; the next child starts after it."""
     errors.seek(0)
     last = [line for line in errors.read().decode(errors="replace").splitlines() if line.strip()][-1:]
@@ -144,7 +144,7 @@ def _child_failed(index: int, status: int, errors: Any, rows: list[dict[str, Any
     return index + 1
 
 
-def _reap(child: subprocess.Popen) -> None:
+def _reap(child: subprocess.Popen[bytes]) -> None:
     """Wait for a child that sent every row (or closed its pipe), at most :data:`REAP_TIMEOUT` s; then kill it and its session.
 
     Whatever it started in its session (a plugin's processes) is killed either way."""
@@ -155,7 +155,7 @@ def _reap(child: subprocess.Popen) -> None:
     _kill(child)
 
 
-def _kill(child: subprocess.Popen) -> None:
+def _kill(child: subprocess.Popen[bytes]) -> None:
     """Stop the child and whatever it started (its own session)."""
     try:
         os.killpg(child.pid, signal.SIGKILL)

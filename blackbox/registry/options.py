@@ -22,12 +22,15 @@ import typing
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from .component import Component
+
+#: What the registry reads and calls: a class or function building a component.
+Factory: TypeAlias = Callable[..., object]
 
 __all__ = ["Option", "FactoryOptions", "REQUIRED", "options_of", "name_args", "bind", "bind_more",
            "check_options", "resolved_options", "resolved_config", "call"]
@@ -86,7 +89,7 @@ class FactoryOptions:
 
 
 # -- reading a factory --------------------------------------------------------------------------
-def _signature(factory: Callable) -> inspect.Signature | None:
+def _signature(factory: Factory) -> inspect.Signature | None:
     for eval_str in (True, False):
         try:
             return inspect.signature(factory, eval_str=eval_str)
@@ -95,7 +98,7 @@ def _signature(factory: Callable) -> inspect.Signature | None:
     return None
 
 
-def _params_class(factory: Any) -> type | None:
+def _params_class(factory: object) -> type | None:
     params = getattr(factory, "Params", None) if inspect.isclass(factory) else None
     return params if inspect.isclass(params) and dataclasses.is_dataclass(params) else None
 
@@ -103,7 +106,7 @@ def _params_class(factory: Any) -> type | None:
 _read: weakref.WeakKeyDictionary[Any, FactoryOptions] = weakref.WeakKeyDictionary()
 
 
-def options_of(factory: Callable) -> FactoryOptions:
+def options_of(factory: Factory) -> FactoryOptions:
     """The options ``factory`` takes: names, defaults, annotations and one-line docs.
 
     Each factory is read once per process (its signature, ``Params`` and docstrings).
@@ -120,7 +123,7 @@ def options_of(factory: Callable) -> FactoryOptions:
     return known
 
 
-def _read_options(factory: Callable) -> FactoryOptions:
+def _read_options(factory: Factory) -> FactoryOptions:
     sig = _signature(factory)
     if sig is None:
         return FactoryOptions(readable=False)
@@ -210,7 +213,7 @@ def _attribute_docs(cls: type) -> dict[str, str]:
 _DOC_LINE = re.compile(r"^\s*(?::param\s+)?(?:``)?(\w+)(?:``)?\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
-def _parameter_docs(factory: Any) -> dict[str, str]:
+def _parameter_docs(factory: object) -> dict[str, str]:
     """One line per parameter from the docstrings (``name: text``, ``:param name: text``, numpy style)."""
     texts = [inspect.getdoc(factory) or ""]
     if inspect.isclass(factory) and factory.__init__ is not object.__init__:
@@ -231,12 +234,12 @@ def _parameter_docs(factory: Any) -> dict[str, str]:
 
 
 # -- checking values ----------------------------------------------------------------------------
-def _is_union(annotation: Any) -> bool:
+def _is_union(annotation: object) -> bool:
     return typing.get_origin(annotation) is typing.Union or (
         hasattr(types, "UnionType") and isinstance(annotation, types.UnionType))
 
 
-def _matches(value: Any, annotation: Any) -> bool:
+def _matches(value: object, annotation: object) -> bool:
     if annotation in (inspect.Parameter.empty, Any, object) or isinstance(annotation, str):
         return True
     if annotation is None or annotation is type(None):
@@ -257,14 +260,15 @@ def _matches(value: Any, annotation: Any) -> bool:
     return True
 
 
-def _describe(annotation: Any) -> str:
+def _describe(annotation: object) -> str:
     if _is_union(annotation):
         return " or ".join(_describe(a) for a in typing.get_args(annotation) if a is not type(None))
-    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    names: dict[object, str] = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    described: str = names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    return described
 
 
-def _expected(option: Option) -> Any:
+def _expected(option: Option) -> object:
     """The option's annotation, or the type of its default when it has none."""
     if option.annotation is inspect.Parameter.empty and option.default not in (REQUIRED, None):
         return type(option.default)
@@ -308,11 +312,11 @@ def check_options(component: Component, known: FactoryOptions, keys: Sequence[st
             )
 
 
-def _known(factory: Callable | FactoryOptions) -> FactoryOptions:
+def _known(factory: Factory | FactoryOptions) -> FactoryOptions:
     return factory if isinstance(factory, FactoryOptions) else options_of(factory)
 
 
-def name_args(component: Component, factory: Callable | FactoryOptions) -> Component:
+def name_args(component: Component, factory: Factory | FactoryOptions) -> Component:
     """The component with its positional values named after the factory's positional options.
 
     ``sphere:3`` becomes ``dim=3``. More values than positional options, or an option given both
@@ -338,7 +342,7 @@ def name_args(component: Component, factory: Callable | FactoryOptions) -> Compo
                    option_where={**{key: component.where for key in named}, **component.option_where})
 
 
-def bind(component: Component, factory: Callable | FactoryOptions) -> Component:
+def bind(component: Component, factory: Factory | FactoryOptions) -> Component:
     """Name the positional values (:func:`name_args`), then check every option (:func:`check_options`).
 
     The result is marked ``bound``: :func:`~blackbox.registry.plugins.make` builds it as it is.
@@ -352,14 +356,14 @@ def bind(component: Component, factory: Callable | FactoryOptions) -> Component:
 
 
 def bind_more(component: Component, options: Mapping[str, Any], where: str,
-              factory: Callable | FactoryOptions) -> Component:
+              factory: Factory | FactoryOptions) -> Component:
     """A bound component with ``options`` (set at ``where``) added; only those are checked."""
     added = replace(component.with_options(options, where), bound=True)
     check_options(added, _known(factory), keys=list(options))
     return added
 
 
-def resolved_options(factory: Callable | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
+def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
     """Every option with its value: the given ones, then the defaults (declaration order).
 
     Options a factory takes through ``**kwargs`` are kept after its own; required options that
@@ -378,7 +382,7 @@ def resolved_options(factory: Callable | FactoryOptions, options: Mapping[str, A
     return out
 
 
-def resolved_config(factory: Callable, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
+def resolved_config(factory: Factory, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
                     kind: str = "plugin", name: str = "") -> dict[str, Any]:
     """Every option of ``factory`` with its value, ``args`` named and ``options`` checked first."""
     known = options_of(factory)
@@ -387,7 +391,7 @@ def resolved_config(factory: Callable, args: Sequence[Any] = (), options: Mappin
     return resolved_options(known, component.options)
 
 
-def call(factory: Callable, component: Component, extra: Mapping[str, Any] | None = None) -> Any:
+def call(factory: Factory, component: Component, extra: Mapping[str, Any] | None = None) -> Any:
     """``factory(...)`` with a bound component's values (positional-only ones by position) and ``extra``.
 
     An option without a default that is still missing is a ConfigError, not a TypeError.

@@ -93,7 +93,7 @@ _PROTOCOLS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_protocol(kind: str, obj: Any, name: str, source: str) -> None:
+def check_protocol(kind: str, obj: object, name: str, source: str) -> None:
     """Refuse ``obj`` if it lacks a method of the ``kind`` protocol (or is abstract), naming it."""
     missing = [m for m in _PROTOCOLS[kind] if not hasattr(obj, m)]
     if missing:
@@ -157,7 +157,7 @@ def _scan_distributions() -> tuple[dict[str, list[PluginEntry]], list[BrokenDist
         return _scan
 
 
-def _mentions_blackbox(dist) -> bool:
+def _mentions_blackbox(dist: metadata.Distribution) -> bool:
     try:
         return "[blackbox." in (dist.read_text("entry_points.txt") or "")
     except Exception:  # noqa: BLE001
@@ -319,16 +319,16 @@ def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
     return obj
 
 
-def make_strategy(name: str | Spec | Component, **config: Any):
+def make_strategy(name: str | Spec | Component, **config: Any) -> Any:
     """Build a strategy by name or spec: ``make_strategy("openai-es", dim=10, sigma=0.05)``."""
     return make("strategy", name, **config)
 
 
-def make_problem(name: str | Spec | Component, **config: Any):
+def make_problem(name: str | Spec | Component, **config: Any) -> Any:
     """Build a problem by name or spec: ``make_problem("quadratic:dim=100")``."""
     return make("problem", name, **config)
 
 
-def make_executor(name: str | Spec | Component, **config: Any):
+def make_executor(name: str | Spec | Component, **config: Any) -> Any:
     """Build an executor by name or spec: ``make_executor("serial")``."""
     return make("executor", name, **config)

@@ -58,7 +58,8 @@ class CMAParameters:
     @property
     def mean_weights(self) -> np.ndarray:
         """The recombination weights of the mean: the positive ones, zero for the rest."""
-        return np.maximum(self.weights, 0.0)
+        positive: np.ndarray = np.maximum(self.weights, 0.0)  # numpy leaves the ufunc's result untyped
+        return positive
 
 
 def cma_parameters(n: int, popsize: int, mu: int, active: bool, diagonal: bool = False) -> CMAParameters:

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def _check_unit(name: str, value: Any) -> float:
+def _check_unit(name: str, value: object) -> float:
     """A decay rate in [0, 1) (momentum, Adam's betas)."""
     checked = check_nonnegative(name, value)
     if checked >= 1:
@@ -82,7 +82,7 @@ class Optimizer(ABC):
         self.check_state_dict(state)
         load_fields(self, self.state_fields, state, path="state_dict/optimizer", bounds=self.state_bounds)
 
-    def check_state_dict(self, state: Any, path: str = "state_dict/optimizer") -> None:
+    def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:
         """Refuse a state this optimizer could not have had (ConfigError naming the key), changing nothing."""
         if not isinstance(state, dict):
             raise ConfigError(f"{path} must be a table, got {type(state).__name__}")
@@ -198,7 +198,8 @@ class Adam(Rule):
         self.m += (1 - self.beta1) * g
         self.v *= self.beta2
         self.v += (1 - self.beta2) * (g * g)
-        return a * self.m / (np.sqrt(self.v) + self.eps)
+        step: np.ndarray = a * self.m / (np.sqrt(self.v) + self.eps)  # numpy leaves np.sqrt(float) untyped
+        return step
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -241,7 +242,8 @@ class ClipUp(Rule):
         if speed > max_speed:
             velocity *= max_speed / speed
         self.velocity = velocity
-        return velocity.copy()
+        step: np.ndarray = velocity.copy()  # numpy leaves copy() of an unparametrized ndarray untyped
+        return step
 
 
 @dataclasses.dataclass
@@ -293,7 +295,7 @@ class WeightDecay(Optimizer):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state)
 
-    def check_state_dict(self, state: Any, path: str = "state_dict/optimizer") -> None:
+    def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:
         self.optimizer.check_state_dict(state, path)
 
 
@@ -304,7 +306,7 @@ OPTIMIZERS = tuple(RULES)
 _WRAPPER_OPTIONS = ("weight_decay", "decoupled")
 
 
-def not_used(name: str, key: str, value: Any) -> tuple[str, str]:
+def not_used(name: str, key: str, value: object) -> tuple[str, str]:
     """For an option that rule ``name`` does not take: the sentence that says which rules take it, and the fix."""
     users = [rule.name for rule in RULES.values() if key in rule.option_names()]
     who = " and ".join(repr(user) for user in users)

@@ -10,7 +10,7 @@ the groups it needs; the fields come out in that order (``popsize, sigma, sigma_
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.params import Params
 from ..errors import ConfigError
@@ -90,6 +90,11 @@ class OptimizerOptions(SamplingParams):
     #: ClipUp's largest step (its default: ``2 * lr``).
     max_speed: float | None = None
 
+    if TYPE_CHECKING:
+        # Set in __post_init__ (object.__setattr__: the options are frozen); declared for the type
+        # checker only, so that it is no dataclass field (not an option, not in the config).
+        _optimizer: Optimizer = dataclasses.field(init=False)
+
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check("lr", check_nonnegative, positive=True)
@@ -98,7 +103,7 @@ class OptimizerOptions(SamplingParams):
 
     def make_optimizer(self, dim: int) -> Optimizer:
         """The optimizer these options describe, bound to ``dim`` parameters (moments at zero)."""
-        return self._optimizer.bind(dim, self.lr)  # type: ignore[attr-defined]
+        return self._optimizer.bind(dim, self.lr)
 
     def _configured(self) -> Optimizer:
         """``optimizer`` with the flat options and ``weight_decay`` folded in, unbound (``lr`` comes at bind()).

@@ -86,7 +86,8 @@ def nes_utility_values(n: int) -> np.ndarray:
     if n < 1:
         return np.zeros(0, dtype=np.float64)
     raw_values = np.maximum(0.0, np.log(n / 2 + 1) - np.log(np.arange(1, n + 1)))
-    return raw_values / raw_values.sum() - 1.0 / n
+    utilities: np.ndarray = raw_values / raw_values.sum() - 1.0 / n  # numpy leaves the scalar sum untyped
+    return utilities
 
 
 def nes_utilities(fitness: np.ndarray) -> np.ndarray:
@@ -122,7 +123,8 @@ def zscore(fitness: np.ndarray) -> np.ndarray:
     std = f.std()
     if not std > 0:
         return np.zeros_like(f)
-    return (f - f.mean()) / std
+    scores: np.ndarray = (f - f.mean()) / std  # numpy leaves std() untyped
+    return scores
 
 
 def raw(fitness: np.ndarray) -> np.ndarray:

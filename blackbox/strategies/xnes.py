@@ -41,7 +41,8 @@ __all__ = ["XNES", "symmetric_expm"]
 def symmetric_expm(matrix: np.ndarray) -> np.ndarray:
     """``expm`` of a symmetric matrix via its eigendecomposition."""
     values, vectors = np.linalg.eigh(matrix)
-    return (vectors * np.exp(values)) @ vectors.T
+    exponential: np.ndarray = (vectors * np.exp(values)) @ vectors.T  # numpy leaves `@` untyped
+    return exponential
 
 
 class XNES(Strategy):
@@ -95,7 +96,8 @@ class XNES(Strategy):
     @property
     def covariance(self) -> np.ndarray:
         """The search distribution's covariance ``sigma^2 B B^T``."""
-        return self.sigma**2 * (self.B @ self.B.T)
+        covariance: np.ndarray = self.sigma**2 * (self.B @ self.B.T)  # numpy leaves `@` untyped
+        return covariance
 
     def _ask(self) -> Population:
         self._noise = self.rng.standard_normal((self.popsize, self.dim))
