@@ -120,3 +120,14 @@ def test_openai_es_raises_the_return_on_inverted_pendulum():
     problem = bb.make_problem("brax:inverted_pendulum,policy=linear,episode_length=100")
     result = bb.optimize("openai-es:popsize=32,sigma=0.1,lr=0.1", problem, "serial", max_generations=15, seed=0)
     assert result.records[-1].mean > result.records[0].mean + 10
+
+
+@pytest.mark.slow
+def test_blackbox_run_on_hopper_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "blackbox", "run", "--problem", "brax:hopper,episode_length=20",
+                          "--generations", "2", "--set", "popsize=8", "--seed", "0"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    assert out.returncode == 0, out.stderr
