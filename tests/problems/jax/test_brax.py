@@ -14,7 +14,7 @@ from tests.helpers.extras import requires
 
 pytestmark = requires("jax", "jax", "brax")
 
-SPEC = "brax:inverted_pendulum,policy=linear,episode_length=12"
+SPEC = "brax:inverted_pendulum,policy=linear,episode_length=12,episodes=2,obs_norm=true"
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,13 @@ def test_same_seeds_same_returns_and_returns_count_until_the_first_done(pendulum
     b = pendulum.evaluate_population(pop, np.arange(8))
     assert a.fitness.tobytes() == b.fitness.tobytes() and a.steps.tolist() == b.steps.tolist()
     # inverted_pendulum pays 1 per step while the pole stands: the return is the episode's length,
-    # and a pole that fell before the 12th step stops counting (Brax's bare env keeps stepping)
-    assert a.fitness.tolist() == a.steps.astype(float).tolist()
-    assert max(a.steps) <= 12 and min(a.steps) < 12
+    # and a pole that fell before the 12th step stops counting (Brax's bare env keeps stepping);
+    # the fitness is the mean of 2 episodes, the steps their sum
+    assert (a.fitness * 2).tolist() == a.steps.astype(float).tolist()
+    assert max(a.steps) <= 24 and min(a.steps) < 24
     assert a.info["nan_returns"].tolist() == [0] * 8
+    # the observation statistics count the observations acted on: one per counted step
+    assert a.info["obs_count"].sum(axis=1).tolist() == a.steps.astype(float).tolist()
 
 
 def test_compact_and_dense_rows_give_the_same_bits(pendulum):
@@ -47,7 +50,10 @@ def test_compact_and_dense_rows_give_the_same_bits(pendulum):
 
 
 def test_a_run_is_bit_identical_twice(pendulum):
+    """Through the driver: observation statistics folded between generations, the same bits twice."""
     first = bb.optimize("openai-es:popsize=8,sigma=0.5", pendulum, "serial", max_generations=2, seed=0)
+    assert pendulum.count > 0
+    pendulum.load_state_dict({"obs_count": 0.0, "obs_mean": np.zeros(4), "obs_m2": np.zeros(4)})
     again = bb.optimize("openai-es:popsize=8,sigma=0.5", pendulum, "serial", max_generations=2, seed=0)
     assert first.center.tobytes() == again.center.tobytes()
     assert [(r.mean, r.best, r.steps) for r in first.records] == [(r.mean, r.best, r.steps) for r in again.records]
@@ -56,10 +62,20 @@ def test_a_run_is_bit_identical_twice(pendulum):
 def test_describe_names_backend_and_length(pendulum):
     assert pendulum.describe() | {"device": "-"} == {
         "name": "brax", "env": "inverted_pendulum", "backend": "spring", "dim": 5, "policy": "linear 4->1",
-        "actions": "tanh into [-1, 1]^1", "episodes": 1, "episode_length": 12, "obs_norm": False, "device": "-"}
+        "actions": "tanh into [-1, 1]^1", "episodes": 2, "episode_length": 12, "obs_norm": True, "device": "-"}
 
 
 # -- bad input ----------------------------------------------------------------------------------
+def test_a_policy_with_the_wrong_output_shape_names_both_shapes():
+    from blackbox.problems.jax.brax import BraxProblem
+    from blackbox.problems.jax.policies import MLPPolicy
+
+    with pytest.raises(ConfigError) as info:
+        BraxProblem("inverted_pendulum", policy=MLPPolicy((4, 3)))
+    assert str(info.value) == ("the policy's output for one observation has shape (3,), but the action space "
+                               "Box(-1, 1, (1,)) of brax 'inverted_pendulum' needs shape (1,) (tanh into [-1, 1]^1)")
+
+
 def test_unknown_environment_names_close_ones():
     with pytest.raises(ConfigError) as info:
         bb.make_problem("brax:half_cheetah")
@@ -107,10 +123,12 @@ def test_presets_have_a_goal_and_a_budget():
 
 # -- slow: executors, learning ------------------------------------------------------------------
 @pytest.mark.slow
-def test_loky_workers_give_the_serial_bits(pendulum):
-    serial = bb.optimize("openai-es:popsize=8,sigma=0.5", pendulum, "serial", max_generations=2, seed=0)
+def test_loky_workers_give_the_serial_bits():
+    """Each worker compiles its own half of the rows; observation statistics synced between generations."""
+    serial = bb.optimize("openai-es:popsize=8,sigma=0.5", bb.make_problem(SPEC), "serial", max_generations=3, seed=0)
     with bb.make_executor("loky:workers=2") as executor:
-        loky = bb.optimize("openai-es:popsize=8,sigma=0.5", pendulum, executor, max_generations=2, seed=0)
+        loky = bb.optimize("openai-es:popsize=8,sigma=0.5", bb.make_problem(SPEC), executor, max_generations=3,
+                           seed=0)
     assert loky.center.tobytes() == serial.center.tobytes()
     assert [(r.mean, r.best, r.steps) for r in loky.records] == [(r.mean, r.best, r.steps) for r in serial.records]
 
