@@ -1,6 +1,7 @@
 """JAX-native tasks (issue 27): time to solve gymnax CartPole-v1 and Pendulum-v1, side by side in one run.
 
     nice -n 19 python benchmarks/jax_tasks.py [--seeds 3] [--markdown OUT.md] [--only cartpole pendulum]
+    nice -n 19 python benchmarks/jax_tasks.py --only --overhead-generations 0 --brax   # the Brax row alone
 
 Contenders, on the same gymnax environment, the same MLP (16 tanh units, the same start vector), the
 same population, sigma and learning rate, one process:
@@ -19,6 +20,10 @@ time to solve. A second table is blackbox's per-generation overhead around the c
 popsize 1,024: ask, the host side of the expansion (a few small arrays to the device), the read-back
 and tell, against the compiled call alone (timed again on the same inputs). Times are wall clock and
 process CPU (JAX's CPU backend uses threads, so CPU time can exceed wall time).
+
+``--brax`` adds a third table: env steps per second of whole ``brax:hopper`` generations (spring
+backend, one compiled call) against blackbox's gymnasium MuJoCo ``Hopper-v5`` path, same popsize,
+MLP, episode length and strategy (:func:`brax_throughput`).
 """
 
 from __future__ import annotations
@@ -200,6 +205,45 @@ def overhead(popsize: int = 1024, generations: int = 20) -> dict[str, float]:
             "generation_cpu": loop_cpu / generations, "call_cpu": call_cpu / generations}
 
 
+def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: int = 3,
+                    gym: bool = True) -> list[dict[str, float | str]]:
+    """Env steps per second of whole generations: ``brax:hopper`` (one compiled call) against the gymnasium
+    MuJoCo ``Hopper-v5`` path, same popsize, MLP, episode length and strategy; the first Brax generation
+    (compiling) is timed apart. Steps are the counted ones (each episode until its first done), as the
+    gym problem counts them; the Brax scan also runs the masked steps after a done."""
+    import blackbox as bb
+    from blackbox.core.executor import evaluate_rows
+
+    specs = [("brax hopper (spring, one compiled call)", f"brax:hopper,hidden=[{HIDDEN}],episode_length={episode_length}")]
+    if gym:
+        specs.append(("gymnasium Hopper-v5 (serial)",
+                      f"gym:Hopper-v5,hidden=[{HIDDEN}],activation=tanh,max_episode_steps={episode_length}"))
+    rows: list[dict[str, float | str]] = []
+    for label, spec in specs:
+        problem = bb.make_problem(spec)
+        es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.05, lr=0.02, seed=0,
+                              x0=problem.initial_params(np.random.default_rng(0)))
+        wall = cpu = 0.0
+        steps = 0
+        first = 0.0
+        for generation in range(generations + 1):
+            w, c = time.perf_counter(), time.process_time()
+            population = es.ask()
+            result = evaluate_rows(problem, population, np.arange(popsize) + generation * popsize)
+            es.tell(result.fitness)
+            w, c = time.perf_counter() - w, time.process_time() - c
+            if generation == 0:
+                first = w
+            else:
+                wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
+        close = getattr(problem, "close", None)
+        if close is not None:
+            close()
+        rows.append({"contender": label, "first_wall": first, "wall": wall / generations, "cpu": cpu / generations,
+                     "steps_per_wall_s": steps / wall, "steps_per_cpu_s": steps / cpu})
+    return rows
+
+
 def table(outcomes: list[Outcome]) -> list[str]:
     lines = ["| task | contender | solved | generations (median) | time to solve, wall s (median) | CPU s (median) "
              "| compile s | env steps (median) |", "|---|---|---|---|---|---|---|---|"]
@@ -226,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="stop a gymnasium run unsolved after this long")
     parser.add_argument("--overhead-generations", type=int, default=20)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--brax", action=argparse.BooleanOptionalAction, default=False,
+                        help="also time brax:hopper generations against gymnasium's Hopper-v5")
+    parser.add_argument("--brax-popsize", type=int, default=64)
+    parser.add_argument("--brax-episode-length", type=int, default=1000)
+    parser.add_argument("--brax-generations", type=int, default=3)
     args = parser.parse_args(argv)
     outcomes: list[Outcome] = []
     for name in args.only:
@@ -243,14 +292,23 @@ def main(argv: list[str] | None = None) -> int:
                 print(*[f"{o.contender} {o.task} seed {o.seed}: {o.generations} gens, {o.wall:.2f} s"
                         for o in outcomes[-(3 if args.gym else 2):]], sep="\n", flush=True)
     lines = [f"Machine: {machine()}; jax {version('jax')}, gymnax {version('gymnax')}, evosax {version('evosax')}, "
-             f"numpy {version('numpy')}.", "", *table(outcomes), ""]
-    ov = overhead(generations=args.overhead_generations)
-    share_wall = 1 - ov["call_wall"] / ov["generation_wall"]
-    share_cpu = 1 - ov["call_cpu"] / ov["generation_cpu"]
-    lines += ["| popsize 1,024, CartPole-v1, MLP 16 | generation (ask, expand, rollout, tell) | compiled rollout alone "
-              "| blackbox's share |", "|---|---|---|---|",
-              f"| wall, ms | {ov['generation_wall'] * 1e3:.2f} | {ov['call_wall'] * 1e3:.2f} | {share_wall:.1%} |",
-              f"| CPU, ms | {ov['generation_cpu'] * 1e3:.2f} | {ov['call_cpu'] * 1e3:.2f} | {share_cpu:.1%} |"]
+             f"numpy {version('numpy')}" + (f", brax {version('brax')}." if args.brax else "."), "",
+             *(table(outcomes) + [""] if outcomes else [])]
+    if args.overhead_generations > 0:  # 0: no overhead table
+        ov = overhead(generations=args.overhead_generations)
+        share_wall = 1 - ov["call_wall"] / ov["generation_wall"]
+        share_cpu = 1 - ov["call_cpu"] / ov["generation_cpu"]
+        lines += ["| popsize 1,024, CartPole-v1, MLP 16 | generation (ask, expand, rollout, tell) | compiled rollout alone "
+                  "| blackbox's share |", "|---|---|---|---|",
+                  f"| wall, ms | {ov['generation_wall'] * 1e3:.2f} | {ov['call_wall'] * 1e3:.2f} | {share_wall:.1%} |",
+                  f"| CPU, ms | {ov['generation_cpu'] * 1e3:.2f} | {ov['call_cpu'] * 1e3:.2f} | {share_cpu:.1%} |"]
+    if args.brax:
+        measured = brax_throughput(args.brax_popsize, args.brax_episode_length, args.brax_generations, args.gym)
+        lines += ["", f"| popsize {args.brax_popsize}, {args.brax_episode_length}-step episodes, MLP {HIDDEN} "
+                  "| first generation, wall s | generation, wall s | generation, CPU s | steps/s (wall) "
+                  "| steps/s (CPU) |", "|---|---|---|---|---|---|"]
+        lines += [f"| {m['contender']} | {m['first_wall']:.1f} | {m['wall']:.2f} | {m['cpu']:.2f} | "
+                  f"{m['steps_per_wall_s']:,.0f} | {m['steps_per_cpu_s']:,.0f} |" for m in measured]
     text = "\n".join(lines)
     print(text)
     if args.markdown:

@@ -38,3 +38,12 @@ def test_contenders_run_and_the_table_counts_unsolved_runs(jax_tasks):
 def test_overhead_times_the_generation_and_the_compiled_call(jax_tasks):
     measured = jax_tasks.overhead(popsize=16, generations=2)
     assert 0 < measured["call_wall"] and 0 < measured["generation_wall"]
+
+
+@pytest.mark.slow
+def test_brax_throughput_times_whole_generations(jax_tasks):
+    """One hopper compile (minutes on a loaded CPU): slow."""
+    pytest.importorskip("brax", reason="needs the jax extra (pip install 'blackbox-es[jax]'): brax is not installed")
+    rows = jax_tasks.brax_throughput(popsize=4, episode_length=5, generations=1, gym=False)
+    assert [r["contender"] for r in rows] == ["brax hopper (spring, one compiled call)"]
+    assert rows[0]["steps_per_cpu_s"] > 0 and rows[0]["first_wall"] > rows[0]["wall"]

@@ -42,6 +42,7 @@ PROBLEM_EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gym": ("gym", ("gymnasium",)),
     "mnist": ("mnist", ("torch", "sklearn")),
     "gymnax": ("jax", ("jax", "gymnax")),
+    "brax": ("jax", ("jax", "brax")),
 }
 
 

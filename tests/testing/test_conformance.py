@@ -71,8 +71,11 @@ TORCH_PROBLEMS = [
 ]
 # Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.
 # tests/problems/gym/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
+# Brax: each population shape compiles for tens of seconds on a CPU; tests/problems/jax/test_brax.py
+# checks one compiled problem in the default suite.
 SLOW_PROBLEMS = [
     Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2"),
+    Subject("brax:inverted_pendulum,policy=linear,episode_length=12"),
 ]
 EXECUTORS = [
     Subject("serial"),
@@ -109,7 +112,7 @@ def test_builtins_conform(check):
 
 
 @pytest.mark.slow
-@skipped_without_extras(SLOW_PROBLEMS, needs=[("atari", SLOW_PROBLEMS)])
+@skipped_without_extras(SLOW_PROBLEMS, needs=[("atari", SLOW_PROBLEMS[:1])])
 def test_slow_builtins_conform(check):
     check()
 

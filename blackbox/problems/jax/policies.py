@@ -19,7 +19,7 @@ import numpy as np
 from ..._validate import check_int
 from ...errors import ConfigError
 
-__all__ = ["MLPPolicy", "Actions", "make_policy", "check_output_shape", "ACTIVATIONS"]
+__all__ = ["MLPPolicy", "Actions", "Box", "make_policy", "check_output_shape", "ACTIVATIONS"]
 
 ACTIVATIONS = ("tanh", "relu")
 
@@ -87,6 +87,18 @@ def make_policy(policy: Any, obs_size: int, out_size: int, hidden: Any = (32,), 
         sizes = tuple(check_int("hidden", h, minimum=1) for h in units)
         return MLPPolicy((obs_size, *sizes, out_size), activation)
     raise ConfigError(f"policy must be 'linear', 'mlp' or a policy object, got {policy!r}")
+
+
+@dataclass(frozen=True)
+class Box:
+    """A continuous action space by its bounds, for simulators without gymnax spaces (Brax: [-1, 1]^n)."""
+
+    low: float
+    high: float
+    shape: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return f"Box({self.low:g}, {self.high:g}, {self.shape})"
 
 
 class Actions:

@@ -1,4 +1,4 @@
-"""Importing JAX and gymnax where a problem needs them, with one line naming the extra when they are missing."""
+"""Importing JAX, gymnax and Brax where a problem needs them, with one line naming the extra when they are missing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from ...errors import ConfigError
 
-__all__ = ["INSTALL", "import_jax", "import_gymnax"]
+__all__ = ["INSTALL", "BRAX_BACKENDS", "import_jax", "import_gymnax", "import_brax"]
 
 #: The install line the errors name.
 INSTALL = 'pip install "blackbox-es[jax]"'
@@ -29,3 +29,17 @@ def import_gymnax() -> Any:
     except ImportError:
         raise ConfigError(f"the gymnax problem needs gymnax, which is not installed: {INSTALL}") from None
     return gymnax
+
+
+#: Brax's physics pipelines (``backend=``), in the order the docs list them.
+BRAX_BACKENDS = ("spring", "positional", "generalized", "mjx")
+
+
+def import_brax() -> Any:
+    """``brax.envs`` (after JAX), or a ConfigError naming the extra that installs it."""
+    import_jax("brax")
+    try:
+        import brax.envs
+    except ImportError:
+        raise ConfigError(f"the brax problem needs Brax, which is not installed: {INSTALL}") from None
+    return brax.envs
