@@ -149,3 +149,20 @@ def test_blackbox_run_on_hopper_from_the_command_line(tmp_path):
                           "--generations", "2", "--set", "popsize=8", "--seed", "0"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=900)
     assert out.returncode == 0, out.stderr
+
+
+def test_brax_notices_that_say_nothing_about_a_run_are_left_out():
+    # MJX prints "Failed to import warp" at import (its optional GPU backend) and Brax warns at each
+    # environment made that its pipelines are unmaintained: neither reaches a user's terminal
+    import subprocess
+    import sys
+
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from blackbox.problems.jax.runtime import import_brax\n"
+            "import_brax().get_environment('inverted_pendulum', backend='spring')\n"
+            "print('made')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "made\n"
+    assert "Failed to import" not in done.stderr and "not actively being maintained" not in done.stderr
+    assert "JAXopt is no longer maintained" not in done.stderr
