@@ -32,6 +32,7 @@ import math
 import shutil
 import stat
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -462,7 +463,9 @@ class Checkpointer(Callback):
         self.keep = int(keep)
         self.config = config
         self.code: dict[str, Any] | None = None
-        self.saved: list[Path] = []
+        # The newest checkpoints written, at most ``keep`` (older ones are pruned): a list of every one
+        # grew by a path a checkpoint, for ever, on long runs.
+        self.saved: deque[Path] = deque(maxlen=max(self.keep, 1))
         self._last: tuple[int, str | None] | None = None
 
     def on_start(self, run: Run) -> None:

@@ -225,6 +225,14 @@ def test_prune_keeps_the_newest_and_the_best(tmp_path):
     assert ck.load_checkpoint(tmp_path / "gen-000007").stop_reason == "generations 7 >= 7"
 
 
+def test_the_checkpointer_remembers_only_the_newest_checkpoints_it_wrote(tmp_path):
+    # it kept every path it ever wrote: a path (and an interned name) a checkpoint for ever, which
+    # made the driver of a 10,000-generation run grow past the endurance test's bound
+    saver = ck.Checkpointer(tmp_path, every=1, keep=2)
+    bb.optimize(bb.make_strategy("nes", dim=2, popsize=4, seed=0), "sphere:dim=2", generations=30, callbacks=[saver])
+    assert list(saver.saved) == [tmp_path / "gen-000029", tmp_path / "gen-000030"]
+
+
 def test_code_changes_are_described():
     old = ck.code_fingerprint(bb.make_strategy("nes", dim=2), Drift())
     new = json.loads(json.dumps(old))
