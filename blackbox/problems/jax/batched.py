@@ -10,13 +10,14 @@ counted. A subclass builds its environment and policy and compiles its generatio
 
 from __future__ import annotations
 
+import difflib
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..._validate import check_int
+from ..._validate import check_float, check_int
 from ...core.population import Population
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError, StateError
@@ -77,6 +78,26 @@ class BatchedJaxProblem(Problem):
         #: NaN episode returns seen by ``observe`` (the driver's count over the run).
         self.nan_returns = 0
         self._runtime: dict[int, dict[str, Any]] | None = None
+
+    @staticmethod
+    def _check_env(kind: str, env: str, known: list[str]) -> None:
+        """A ConfigError naming close registered names when ``env`` is not one of ``known``."""
+        if env not in known:
+            close = difflib.get_close_matches(str(env), known, n=3, cutoff=0.5)
+            hint = f"close names: {', '.join(close)}" if close else f"known: {', '.join(known)}"
+            raise ConfigError(f"unknown {kind} environment {env!r}; {hint}")
+
+    def _set_common(self, jax: Any, env: str, episodes: int, shared_seed: bool, obs_norm: bool, obs_clip: float,
+                    device: str | None) -> None:
+        """The options every JAX-native problem takes, checked."""
+        self.env_id = self.env = env
+        self.episodes = check_int("episodes", episodes, minimum=1)
+        #: Every row of a generation gets one seed (the same start states for all), read by the driver.
+        self.shared_seed = bool(shared_seed)
+        self.obs_norm = bool(obs_norm)
+        self.obs_clip = check_float("obs_clip", obs_clip, positive=True)
+        self.device_name = device
+        self.device = self._device(jax, device)
 
     @staticmethod
     def _device(jax: Any, device: str | None) -> Any:

@@ -25,12 +25,11 @@ Actions are ``tanh`` squashed into Brax's ``[-1, 1]``.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import numpy as np
 
-from ..._validate import check_float, check_int
+from ..._validate import check_int
 from ...errors import ConfigError
 from .batched import BatchedJaxProblem, make_generation
 from .policies import Actions, Box, check_output_shape, make_policy
@@ -65,22 +64,12 @@ class BraxProblem(BatchedJaxProblem):
         envs = import_brax()
         jax = import_jax("brax")
         known = brax_environments()
-        if env not in known:
-            close = difflib.get_close_matches(str(env), known, n=3, cutoff=0.5)
-            hint = f"close names: {', '.join(close)}" if close else f"known: {', '.join(known)}"
-            raise ConfigError(f"unknown Brax environment {env!r}; {hint}")
+        self._check_env("Brax", env, known)
         if backend not in BRAX_BACKENDS:
             raise ConfigError(f"unknown Brax backend {backend!r}; expected one of {', '.join(BRAX_BACKENDS)}")
-        self.env_id = self.env = env
+        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device)
         self.backend = backend
         self.episode_length = self.max_episode_steps = check_int("episode_length", episode_length, minimum=1)
-        self.episodes = check_int("episodes", episodes, minimum=1)
-        #: Every row of a generation gets one seed (the same start states for all), read by the driver.
-        self.shared_seed = bool(shared_seed)
-        self.obs_norm = bool(obs_norm)
-        self.obs_clip = check_float("obs_clip", obs_clip, positive=True)
-        self.device_name = device
-        self.device = self._device(jax, device)
         self.where = f"brax {env!r}"
         environment = envs.get_environment(env, backend=backend)
         state = jax.eval_shape(environment.reset, jax.ShapeDtypeStruct((2,), np.uint32))

@@ -35,13 +35,11 @@ NaN returns (a diverging simulator) are kept as NaN fitness, which ``tell`` rank
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import numpy as np
 
-from ..._validate import check_float, check_int
-from ...errors import ConfigError
+from ..._validate import check_int
 from .batched import BatchedJaxProblem, fold_moments, make_generation, row_keys
 from .policies import Actions, check_output_shape, make_policy
 from .runtime import import_gymnax, import_jax
@@ -67,18 +65,8 @@ class GymnaxProblem(BatchedJaxProblem):
         gymnax = import_gymnax()
         jax = import_jax("gymnax")
         known = list(gymnax.registered_envs)
-        if env not in known:
-            close = difflib.get_close_matches(str(env), known, n=3, cutoff=0.5)
-            hint = f"close names: {', '.join(close)}" if close else f"known: {', '.join(known)}"
-            raise ConfigError(f"unknown gymnax environment {env!r}; {hint}")
-        self.env_id = self.env = env
-        self.episodes = check_int("episodes", episodes, minimum=1)
-        #: Every row of a generation gets one seed (the same start states for all), read by the driver.
-        self.shared_seed = bool(shared_seed)
-        self.obs_norm = bool(obs_norm)
-        self.obs_clip = check_float("obs_clip", obs_clip, positive=True)
-        self.device_name = device
-        self.device = self._device(jax, device)
+        self._check_env("gymnax", env, known)
+        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device)
         environment, env_params = gymnax.make(env)
         limit = int(env_params.max_steps_in_episode)
         if max_episode_steps is not None:
