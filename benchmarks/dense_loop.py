@@ -41,6 +41,9 @@ import numpy as np
 
 CONTENDERS = ("blackbox cem float64", "blackbox cem float32", "blackbox openai-es float64", "EvoTorch CEM",
               "evosax Open_ES")
+#: Where a CUDA device is (``--contenders`` names them): the rows of blackbox's float32 loop copied to the GPU
+#: and the fitness computed there, against EvoTorch's CEM sampling on the GPU.
+CUDA_CONTENDERS = ("blackbox cem float32 cuda", "EvoTorch CEM cuda")
 GA_CONTENDERS = ("blackbox openai-es ask+tell", "blackbox ga ask+tell")
 
 
@@ -60,6 +63,35 @@ def _peak_rss() -> int:
 
 
 def _generation(name: str, dim: int, popsize: int) -> Callable[[], object]:
+    if name == "blackbox cem float32 cuda":
+        import torch
+
+        import blackbox as bb
+
+        es = bb.make_strategy("cem", dim=dim, popsize=popsize, seed=0, dtype="float32", sigma=0.02)
+        held: dict[str, object] = {}
+
+        def to_gpu() -> None:
+            population = es.ask()
+            x = torch.from_numpy(population.params).to("cuda")  # the user's rows, on the GPU
+            held["x"] = x
+            es.tell(-x[:, 0].double().cpu().numpy())  # the read-back synchronizes
+
+        return to_gpu
+    if name == "EvoTorch CEM cuda":
+        import torch
+        from evotorch import Problem
+        from evotorch.algorithms import CEM
+
+        problem = Problem("max", lambda x: x[:, 0].clone(), solution_length=dim, initial_bounds=(-1.0, 1.0),
+                          vectorized=True, seed=0, device="cuda")
+        searcher = CEM(problem, popsize=popsize, parenthood_ratio=0.2, stdev_init=0.02)
+
+        def step() -> None:
+            searcher.step()
+            torch.cuda.synchronize()
+
+        return step
     if name.startswith("blackbox"):
         import blackbox as bb
 
@@ -143,8 +175,13 @@ def child(name: str, dim: int, popsize: int, generations: int) -> dict:
     done.set()
     sampler.join()
     peak[0] = max(peak[0], _private())
-    return {"cpu": statistics.median(cpu[1:]), "sys": statistics.median(system[1:]), "wall": statistics.median(wall[1:]),
-            "loop_private": peak[0] - base, "peak_rss": _peak_rss()}
+    measured = {"cpu": statistics.median(cpu[1:]), "sys": statistics.median(system[1:]),
+                "wall": statistics.median(wall[1:]), "loop_private": peak[0] - base, "peak_rss": _peak_rss()}
+    if name.endswith("cuda"):
+        import torch
+
+        measured["gpu_peak"] = torch.cuda.max_memory_allocated()
+    return measured
 
 
 def run_child(name: str, dim: int, popsize: int, generations: int, timeout: float) -> dict | None:
@@ -162,9 +199,12 @@ def run_child(name: str, dim: int, popsize: int, generations: int, timeout: floa
 
 
 def table(title: str, dims: list[int], names: tuple[str, ...], results: dict, reference: str, popsize: dict) -> str:
+    gpu = any(name.endswith("cuda") for name in names)
     lines = [f"### {title}", "",
              "| dim | popsize | contender | CPU s/gen | of which sys | wall s/gen | CPU / " + reference
-             + " | loop private MB | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
+             + (" | wall / " + reference if gpu else "")
+             + " | loop private MB | peak RSS MB |" + (" GPU peak MB |" if gpu else ""),
+             "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if gpu else "")]
     for dim in dims:
         ref = results.get((reference, dim))
         for name in names:
@@ -173,8 +213,10 @@ def table(title: str, dims: list[int], names: tuple[str, ...], results: dict, re
                 lines.append(f"| {dim:.0e} | {popsize[dim]} | {name} | failed | | | | | |")
                 continue
             ratio = f"{r['cpu'] / ref['cpu']:.2f}x" if ref else "-"
+            wall_ratio = (f"{r['wall'] / ref['wall']:.2f}x | " if ref else "- | ") if gpu else ""
             lines.append(f"| {dim:.0e} | {popsize[dim]} | {name} | {r['cpu']:.3f} | {r['sys']:.3f} | {r['wall']:.3f} | "
-                         f"{ratio} | {r['loop_private'] / 1e6:.0f} | {r['peak_rss'] / 1e6:.0f} |")
+                         f"{ratio} | {wall_ratio}{r['loop_private'] / 1e6:.0f} | {r['peak_rss'] / 1e6:.0f} |"
+                         + (f" {r.get('gpu_peak', 0) / 1e6:.0f} |" if gpu else ""))
     return "\n".join(lines)
 
 
@@ -187,8 +229,10 @@ def main() -> None:
     parser.add_argument("--ga-popsize", type=int, default=10_000)
     parser.add_argument("--ga-dim", type=int, default=30_000)
     parser.add_argument("--skip-ga", action="store_true")
-    parser.add_argument("--contenders", nargs="+", default=list(CONTENDERS), choices=CONTENDERS,
-                        help="which of the dense-loop contenders to run (default: all)")
+    parser.add_argument("--contenders", nargs="+", default=list(CONTENDERS), choices=CONTENDERS + CUDA_CONTENDERS,
+                        help="which of the dense-loop contenders to run (default: all on the CPU)")
+    parser.add_argument("--reference", default="EvoTorch CEM", choices=CONTENDERS + CUDA_CONTENDERS,
+                        help="the contender the ratios are taken against")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--out", default=None)
     parser.add_argument("--child", default=None)
@@ -203,6 +247,10 @@ def main() -> None:
     header = [f"machine: {machine()}", f"numpy {version('numpy')}, torch {version('torch')}, evotorch "
               f"{version('evotorch')}, jax {version('jax')}, evosax {version('evosax')}",
               f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"]
+    if any(name.endswith("cuda") for name in args.contenders):
+        import torch
+
+        header.append(f"GPU: {torch.cuda.get_device_name(0)}, CUDA {torch.version.cuda}")
     print("\n".join(header), flush=True)
     results: dict = {}
     for round_ in range(args.rounds):  # interleaved: every contender once per round; the best round is kept
@@ -219,7 +267,7 @@ def main() -> None:
                 if r and ((name, args.ga_dim) not in results or r["cpu"] < results[(name, args.ga_dim)]["cpu"]):
                     results[(name, args.ga_dim)] = r
     out = header + [f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
-                        table("User's dense loop: ask + rows + tell", args.dims, tuple(args.contenders), results, "EvoTorch CEM",
+                        table("User's dense loop: ask + rows + tell", args.dims, tuple(args.contenders), results, args.reference,
                               {d: args.popsize for d in args.dims})]
     if not args.skip_ga:
         out += ["", table("ga against openai-es: ask + tell", [args.ga_dim], GA_CONTENDERS, results,

@@ -40,6 +40,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import machine, version  # noqa: E402
 
 HIDDEN = 16
+#: Brax environments and their gymnasium MuJoCo twins, for the side-by-side Brax table.
+GYM_TWINS = {"hopper": "Hopper-v5", "ant": "Ant-v5", "halfcheetah": "HalfCheetah-v5", "humanoid": "Humanoid-v5",
+             "walker2d": "Walker2d-v5", "swimmer": "Swimmer-v5", "reacher": "Reacher-v5"}
+
+
+def jax_device() -> str:
+    """The device JAX computes on by default here (its kind, e.g. ``NVIDIA H100 80GB HBM3``, or ``cpu``)."""
+    import jax
+
+    device = jax.devices()[0]
+    return f"{device.platform} ({getattr(device, 'device_kind', device.platform)})"
 
 
 @dataclass(frozen=True)
@@ -206,7 +217,7 @@ def overhead(popsize: int = 1024, generations: int = 20) -> dict[str, float]:
 
 
 def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: int = 3,
-                    gym: bool = True) -> list[dict[str, float | str]]:
+                    gym: bool = True, env: str = "hopper", backend: str = "spring") -> list[dict[str, float | str]]:
     """Env steps per second of whole generations: ``brax:hopper`` (one compiled call) against the gymnasium
     MuJoCo ``Hopper-v5`` path, same popsize, MLP, episode length and strategy; the first Brax generation
     (compiling) is timed apart. Steps are the counted ones (each episode until its first done), as the
@@ -214,17 +225,19 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
     import blackbox as bb
     from blackbox.core.executor import evaluate_rows
 
-    specs = [("brax hopper (spring, one compiled call)", f"brax:hopper,hidden=[{HIDDEN}],episode_length={episode_length}")]
-    if gym:
-        specs.append(("gymnasium Hopper-v5 (serial)",
-                      f"gym:Hopper-v5,hidden=[{HIDDEN}],activation=tanh,max_episode_steps={episode_length}"))
+    specs = [(f"brax {env} ({backend}, one compiled call)",
+              f"brax:{env},backend={backend},hidden=[{HIDDEN}],episode_length={episode_length}")]
+    gym_env = GYM_TWINS.get(env)
+    if gym and gym_env:
+        specs.append((f"gymnasium {gym_env} (serial)",
+                      f"gym:{gym_env},hidden=[{HIDDEN}],activation=tanh,max_episode_steps={episode_length}"))
     rows: list[dict[str, float | str]] = []
     for label, spec in specs:
         problem = bb.make_problem(spec)
         es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.05, lr=0.02, seed=0,
                               x0=problem.initial_params(np.random.default_rng(0)))
         wall = cpu = 0.0
-        steps = 0
+        steps = simulated = 0
         first = 0.0
         for generation in range(generations + 1):
             w, c = time.perf_counter(), time.process_time()
@@ -236,12 +249,72 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
                 first = w
             else:
                 wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
+                # the physics steps run: a Brax scan runs every episode to its end, done or not
+                simulated += (len(population) * problem.episodes * problem.episode_length
+                              if spec.startswith("brax:") else int(result.steps.sum()))
         close = getattr(problem, "close", None)
         if close is not None:
             close()
         rows.append({"contender": label, "first_wall": first, "wall": wall / generations, "cpu": cpu / generations,
-                     "steps_per_wall_s": steps / wall, "steps_per_cpu_s": steps / cpu})
+                     "steps_per_wall_s": steps / wall, "steps_per_cpu_s": steps / cpu,
+                     "simulated_per_wall_s": simulated / wall})
     return rows
+
+
+def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
+    """Bytes one generation moves host -> device (``jax.device_put`` of host arrays) and device -> host
+    (``jax.device_get``), counted by wrapping both; the first generation (which also uploads the
+    noise table, once per run) apart from the later ones. Beside it, what dense float32 rows would be."""
+    import jax
+
+    import blackbox as bb
+    from blackbox.core.executor import evaluate_rows
+
+    counted = {"up": 0, "down": 0}
+    put, get = jax.device_put, jax.device_get
+
+    def host_bytes(tree: object) -> int:
+        return sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(tree) if isinstance(leaf, np.ndarray))
+
+    def counting_put(x, *args, **kwargs):
+        counted["up"] += host_bytes(x)
+        return put(x, *args, **kwargs)
+
+    def counting_get(x):
+        out = get(x)
+        counted["down"] += sum(np.asarray(leaf).nbytes for leaf in jax.tree_util.tree_leaves(out))
+        return out
+
+    from blackbox.problems.jax.device_noise import DeviceNoise
+
+    problem = bb.make_problem(spec)
+    es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.1, lr=0.1, seed=0,
+                          x0=problem.initial_params(np.random.default_rng(0)))
+    DeviceNoise.clear()  # so that the first generation uploads the table, as in a fresh run
+    per_generation = []
+    jax.device_put, jax.device_get = counting_put, counting_get
+    try:
+        for generation in range(generations + 1):
+            counted.update(up=0, down=0)
+            population = es.ask()
+            result = evaluate_rows(problem, population, np.arange(len(population)) + generation * len(population))
+            es.tell(result.fitness)
+            per_generation.append(dict(counted))
+    finally:
+        jax.device_put, jax.device_get = put, get
+    later = per_generation[1:]
+    return {"spec": spec, "popsize": len(population), "dim": problem.dim,
+            "first_up": per_generation[0]["up"], "up": float(np.median([g["up"] for g in later])),
+            "down": float(np.median([g["down"] for g in later])), "dense_up": 4.0 * len(population) * problem.dim}
+
+
+def traffic_table(t: dict[str, float]) -> list[str]:
+    return [f"| host <-> device per generation, {t['spec']}, popsize {t['popsize']}, dim {t['dim']} | bytes |",
+            "|---|---|",
+            f"| host -> device, first generation (noise table uploaded once per run) | {t['first_up']:,.0f} |",
+            f"| host -> device, each later generation | {t['up']:,.0f} |",
+            f"| device -> host, each generation (returns, lengths, statistics) | {t['down']:,.0f} |",
+            f"| for scale: the population as dense float32 rows | {t['dense_up']:,.0f} |"]
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
@@ -275,8 +348,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--brax-popsize", type=int, default=64)
     parser.add_argument("--brax-episode-length", type=int, default=1000)
     parser.add_argument("--brax-generations", type=int, default=3)
+    parser.add_argument("--brax-env", nargs="+", default=["hopper"], help="the Brax environments of the Brax table")
+    parser.add_argument("--brax-backend", default="spring", help="its Brax pipeline (spring, positional, "
+                        "generalized, mjx)")
+    parser.add_argument("--traffic", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure the bytes a generation moves between host and device")
     args = parser.parse_args(argv)
     outcomes: list[Outcome] = []
+    failures: list[str] = []
     for name in args.only:
         task = TASKS[name]
         gymnax_spec = f"gymnax:{task.env},hidden=[{HIDDEN}],episodes={task.episodes}"
@@ -285,15 +364,23 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seeds):
             for strategy, peer in (("openai-es", "Open_ES"), ("snes", "SNES")):
                 outcomes.append(run_blackbox(task, strategy, seed, gymnax_spec, f"blackbox {strategy} (gymnax)"))
-                outcomes.append(run_evosax(task, peer, seed))
+                try:
+                    outcomes.append(run_evosax(task, peer, seed))
+                except Exception as error:  # a peer that does not run here is reported, not fatal
+                    failures.append(f"evosax {peer} on {task.env}: {type(error).__name__}: "
+                                    f"{str(error).splitlines()[0] if str(error) else ''}")
+                    outcomes.append(Outcome(f"evosax {peer}", task.env, seed, None, 0.0, 0.0, 0.0, 0))
                 if args.gym:
                     outcomes.append(run_blackbox(task, strategy, seed, gym_spec, f"blackbox {strategy} (gymnasium)",
                                                  args.gym_max_seconds))
                 print(*[f"{o.contender} {o.task} seed {o.seed}: {o.generations} gens, {o.wall:.2f} s"
                         for o in outcomes[-(3 if args.gym else 2):]], sep="\n", flush=True)
-    lines = [f"Machine: {machine()}; jax {version('jax')}, gymnax {version('gymnax')}, evosax {version('evosax')}, "
+    if failures:
+        print(*sorted(set(failures)), sep="\n", flush=True)
+    lines = [f"Machine: {machine()}; JAX device: {jax_device()}; jax {version('jax')}, gymnax {version('gymnax')}, evosax {version('evosax')}, "
              f"numpy {version('numpy')}" + (f", brax {version('brax')}." if args.brax else "."), "",
-             *(table(outcomes) + [""] if outcomes else [])]
+             *(table(outcomes) + [""] if outcomes else []),
+             *([f"Did not run: {line}" for line in sorted(set(failures))] + [""] if failures else [])]
     if args.overhead_generations > 0:  # 0: no overhead table
         ov = overhead(generations=args.overhead_generations)
         share_wall = 1 - ov["call_wall"] / ov["generation_wall"]
@@ -303,12 +390,19 @@ def main(argv: list[str] | None = None) -> int:
                   f"| wall, ms | {ov['generation_wall'] * 1e3:.2f} | {ov['call_wall'] * 1e3:.2f} | {share_wall:.1%} |",
                   f"| CPU, ms | {ov['generation_cpu'] * 1e3:.2f} | {ov['call_cpu'] * 1e3:.2f} | {share_cpu:.1%} |"]
     if args.brax:
-        measured = brax_throughput(args.brax_popsize, args.brax_episode_length, args.brax_generations, args.gym)
+        measured = [row for env in args.brax_env
+                    for row in brax_throughput(args.brax_popsize, args.brax_episode_length, args.brax_generations,
+                                               args.gym, env, args.brax_backend)]
         lines += ["", f"| popsize {args.brax_popsize}, {args.brax_episode_length}-step episodes, MLP {HIDDEN} "
                   "| first generation, wall s | generation, wall s | generation, CPU s | steps/s (wall) "
-                  "| steps/s (CPU) |", "|---|---|---|---|---|---|"]
+                  "| steps/s (CPU) | physics steps run/s (wall) |", "|---|---|---|---|---|---|---|"]
         lines += [f"| {m['contender']} | {m['first_wall']:.1f} | {m['wall']:.2f} | {m['cpu']:.2f} | "
-                  f"{m['steps_per_wall_s']:,.0f} | {m['steps_per_cpu_s']:,.0f} |" for m in measured]
+                  f"{m['steps_per_wall_s']:,.0f} | {m['steps_per_cpu_s']:,.0f} | {m['simulated_per_wall_s']:,.0f} |"
+                  for m in measured]
+        lines += ["", "Steps are the counted ones (each episode until its first done); a Brax generation also "
+                  "runs the masked steps after a done, counted in the last column."]
+    if args.traffic:
+        lines += ["", *traffic_table(traffic(f"gymnax:CartPole-v1,hidden=[{HIDDEN}]", 1024))]
     text = "\n".join(lines)
     print(text)
     if args.markdown:
