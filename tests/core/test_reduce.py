@@ -253,3 +253,26 @@ def test_a_dense_population_is_refused():
     pop = Population.from_dense(np.zeros((4, 3)))
     with pytest.raises(ValueError, match="needs a compact population"):
         reduce.plan_sums(pop, np.zeros(4))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(2, 900), dim=st.integers(1, 300),
+       kind=st.sampled_from(["ranks", "raw", "tiny"]), squares=st.booleans(), batch=st.integers(1, 4096))
+def test_gathered_slices_give_the_bits_of_the_slice_by_slice_loop(monkeypatch, seed, rows, dim, kind, squares, batch):
+    """Narrow chunks are summed from gathered slices in whole-array operations (``_gathered_sums``);
+    the block sums must be the slice-by-slice loop's, bit for bit, whatever the batch of slices."""
+    rng = np.random.default_rng(seed)
+    pop = population(rng, rows, dim, mirrored=bool(seed % 2), dead=rows // 10, repeats=2)
+    w = weights_for(rng, rows, kind)
+    v = weights_for(rng, rows, "raw") if squares else None
+    plan = reduce.plan_sums(pop, w, v)
+    with monkeypatch.context() as patch:  # one example's settings, undone before the next example
+        patch.setattr(reduce, "_GATHER_ELEMENTS", batch)
+        gathered = plan.block_sums()
+        patch.setattr(reduce, "_GATHER_WIDTH", 0)  # every chunk slice by slice
+        looped = plan.block_sums()
+    assert np.array_equal(gathered.linear, looped.linear)
+    assert (gathered.squares is None) == (looped.squares is None)
+    if v is not None:
+        assert np.array_equal(gathered.squares, looped.squares)
