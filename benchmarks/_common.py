@@ -65,3 +65,12 @@ def machine() -> str:
     except (ValueError, OSError):
         pass
     return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def report(lines: list[str], markdown: str | None) -> None:
+    """Print a benchmark's markdown lines, and write them to ``markdown`` when a path is given."""
+    text = "\n".join(lines)
+    print(text)
+    if markdown:
+        with open(markdown, "w") as handle:
+            handle.write(text + "\n")

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import machine, version  # noqa: E402
+from _common import machine, report, version  # noqa: E402
 
 
 def measure(spec: str, popsize: int, generations: int) -> dict[str, object]:
@@ -89,11 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"{gap:.3g} |")
     if not cuda:
         lines += ["", "No CUDA device here: the device=cuda row is left out."]
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as handle:
-            handle.write(text + "\n")
+    report(lines, args.markdown)
     return 0
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import machine, version  # noqa: E402
+from _common import machine, report, version  # noqa: E402
 
 HIDDEN = 16
 #: Brax environments and their gymnasium MuJoCo twins, for the side-by-side Brax table.
@@ -403,11 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                   "runs the masked steps after a done, counted in the last column."]
     if args.traffic:
         lines += ["", *traffic_table(traffic(f"gymnax:CartPole-v1,hidden=[{HIDDEN}]", 1024))]
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as handle:
-            handle.write(text + "\n")
+    report(lines, args.markdown)
     return 0
 
 
