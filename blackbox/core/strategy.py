@@ -110,8 +110,7 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
     def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
                  x0: Any = None, seed: int | None = None, **overrides: Any):
         self.dim, x0_vec = check_dim_x0(dim, x0)
-        if x0 is not None:
-            self._settle_start()
+        self._start_open = x0 is None  # the start may still move (start_at) until it is chosen
         owner = self.name or type(self).__name__
         if self.Params is not None:
             if popsize is not None:
@@ -136,11 +135,12 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         self._pipeline = Pipeline()  # the pipelined mode: a population asked ahead of the pending one's tell
         #: The reduction of the noise-weighted sums (a state written by 0.1.0 sets LEGACY_REDUCTION).
         self.reduction: str = REDUCTION
-        if self.Params is not None:
-            try:
+        try:
+            if self.Params is not None:
                 self._setup()
-            except MemoryError as exc:
-                raise self._out_of_memory("building it", exc) from None
+            self._start()  # what derives from the start; start_at() calls it again
+        except MemoryError as exc:
+            raise self._out_of_memory("building it", exc) from None
 
     @staticmethod
     def default_popsize(dim: int) -> int | None:
@@ -149,7 +149,8 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
 
     def _setup(self) -> None:
         """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
-        need the dimension, the initial state); called at the end of the constructor."""
+        need the dimension, the initial state); called at the end of the constructor, before
+        ``_start()`` (:mod:`blackbox.core.start`) derives what depends on the center."""
 
     # -- the protocol ---------------------------------------------------------------------
     @property
