@@ -43,7 +43,10 @@ class NoiseTableStrategy(Strategy):
         self.dtype = check_dtype(dtype)
         super().__init__(dim, params, x0=x0, seed=seed, **overrides)
         self.table = NoiseTable.for_dim(self.dim, check_int("noise_seed", noise_seed, minimum=0), noise_size)
-        self._round_center()
+
+    def _start(self) -> None:
+        super()._start()
+        self._round_center()  # a float32 strategy starts from its start rounded to float32
 
     def _round_center(self) -> None:
         """A float32 strategy keeps its center in float32: every update is rounded once, here."""

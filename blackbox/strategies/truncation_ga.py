@@ -66,7 +66,10 @@ class TruncationGA(NoiseTableStrategy):
                 f"elitism must be at most the number of parents ({self.num_parents} = truncation "
                 f"{p.truncation} x popsize {self.popsize}) and below popsize, got {p.elitism}"
             )
+
+    def _start(self) -> None:
         self.parents = self._center[None, :].copy()  # generation 0: the initial point alone
+        super()._start()
 
     def _ask(self) -> Population:
         n_elite = min(self.params.elitism, len(self.parents))

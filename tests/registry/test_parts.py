@@ -68,6 +68,53 @@ def test_start_at_rebuilds_a_plain_strategy_as_its_constructor_would():
     assert np.array_equal(ga.parents, [[5.0, 6.0]])
 
 
+def states_equal(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, dict):
+            if not (isinstance(y, dict) and states_equal(x, y)):
+                return False
+        elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if np.asarray(x).dtype != np.asarray(y).dtype or np.asarray(x).tobytes() != np.asarray(y).tobytes():
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("spec", [*BUILTIN_STRATEGIES, "ga:dtype=float32", "openai-es:dtype=float32"])
+def test_start_at_is_the_constructor_with_that_x0_bit_for_bit(spec):
+    """The explicit start step (``_start``) derives what the constructor derives: the same state,
+    then the same generations (a float32 GA's parents from the start as given, its center rounded)."""
+    name, _, option = spec.partition(":")
+    options = dict([option.split("=")]) if option else {}
+    x0 = np.random.default_rng(11).standard_normal(4) * 3
+    moved = bb.make_strategy(name, dim=4, seed=9, **options)
+    moved.start_at(x0)
+    built = bb.make_strategy(name, dim=4, seed=9, x0=x0, **options)
+    assert moved.start_chosen and states_equal(moved.state_dict(), built.state_dict())
+    for _ in range(2):
+        a, b = moved.ask().params, built.ask().params
+        assert a.tobytes() == b.tobytes()
+        moved.tell(-np.sum(a**2, axis=1))
+        built.tell(-np.sum(b**2, axis=1))
+    assert states_equal(moved.state_dict(), built.state_dict())
+
+
+def test_start_at_checks_x0_as_the_constructor_does():
+    es = bb.make_strategy("nes", dim=3, popsize=4, seed=0)
+    with pytest.raises(bb.ConfigError) as moved:
+        es.start_at([1.0, 2.0])
+    with pytest.raises(bb.ConfigError) as built:
+        bb.make_strategy("nes", dim=3, popsize=4, seed=0, x0=[1.0, 2.0])
+    assert str(moved.value) == str(built.value) == "x0 has length 2 but dim=3; pass one or make them agree"
+    assert not es.start_chosen  # refused: the start is still open
+    es.start_at(2.5)  # a number fills every dimension, as x0=2.5 does
+    assert np.array_equal(es.center, [2.5, 2.5, 2.5]) and es.start_chosen
+
+
 def test_start_at_refuses_a_settled_start():
     es = bb.make_strategy("nes", dim=2, popsize=4, seed=0, x0=[1.0, 1.0])
     with pytest.raises(bb.StateError) as info:
@@ -99,3 +146,18 @@ def test_a_strategy_that_builds_a_library_object_in_its_constructor_moves_whole(
     built = bb.optimize(CMAES(dim=3, seed=5), problem, generations=3)
     named = bb.optimize("cma", problem, generations=3, seed=5)
     assert same_run(built, named)
+    x0 = [0.5, -1.0, 2.0]
+    moved, given = CMAES(dim=3, seed=5, popsize=6, CMA_diagonal=True), CMAES(dim=3, seed=5, popsize=6, x0=x0,
+                                                                             CMA_diagonal=True)
+    moved.start_at(x0)  # pycma's object is made again around the new start
+
+    def state(strategy):  # pycma's object graph holds wall-clock timers: every build differs there
+        return {key: value for key, value in strategy.state_dict().items() if key != "pycma"}
+
+    assert states_equal(state(moved), state(given))
+    for _ in range(2):
+        a, b = moved.ask().params, given.ask().params
+        assert a.tobytes() == b.tobytes()
+        moved.tell(-np.sum(a**2, axis=1))
+        given.tell(-np.sum(b**2, axis=1))
+    assert states_equal(state(moved), state(given))

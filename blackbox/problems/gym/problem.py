@@ -36,12 +36,15 @@ in the driver, deterministically from the task and ``vbn_seed``, and shipped to 
 with the problem. A resumed run builds the same batch again; its fingerprint travels in the state
 (16 characters), so a worker or a resumed run whose environment yields another batch (a changed
 environment version, say) stops with a StateError instead of silently changing the objective.
+
+The class is the recipe and the Problem protocol; beside it, one job a module: :mod:`.engine`
+(which episode loop a process runs), :mod:`.task_policy` (the policy built and checked for the
+task), :mod:`.reference` (the VBN batch and its fingerprint) and :mod:`.summary` (``describe()``).
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -53,12 +56,14 @@ from ..._validate import check_int
 from ...core.params import options_signature
 from ...core.problem import EvalResult, Problem
 from ...core.row_source import RowSource
-from ...errors import ConfigError, StateError
+from ...errors import ConfigError
 from ..devices import resolve_device
 from .actions import make_action_adapter
-from .environment import flat_size, import_gymnasium, make_gym_env, pixel_scale, time_limit
+from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as before
+from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
+from .engine import make_engine, replica
+from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
 from .episode_cap import running_cap
-from .groups import measure_group_size
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -71,18 +76,14 @@ from .options import (
     Policy,
     gym_config,
 )
-from .policies import TorchPolicy, make_policy
-from .reference import collect_reference_batch, digest
+from .reference import check_reference, reference_batch
 from .rollout import BatchedRollouts, OneByOneRollouts, Rollouts, episode_seeds, rollout_episode
-from .slots import CARTPOLE_IDS, CartPoleSlots, GymSlots, flatten_observation
+from .slots import flatten_observation
+from .summary import describe
+from .task_policy import task_policy
 
 __all__ = ["GymProblem", "make_gym_env", "Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames",
            "VBN"]
-
-#: Default number of slots (episodes side by side) per process ...
-DEFAULT_SLOTS = {"vectorized": 256, "gym": 64}
-#: ... as long as their float32 parameter copies stay under this many values (128 MB).
-SLOT_PARAMS_BUDGET = 2**25
 
 
 class GymProblem(Problem):
@@ -142,47 +143,20 @@ class GymProblem(Problem):
         self.obs_size = flat_size(self.observation_space, self.where)
         self.adapter = make_action_adapter(self.action_space, config.policy.bins, self.where,
                                            config.policy.action_bounds)
-        self.policy = self._make_policy(config.policy)
+        self.policy = task_policy(self, config.policy)
         self.dim = self.policy.dim
-        self.vectorized = config.episodes.vectorized and self._replica() is not None
+        self.vectorized = config.episodes.vectorized and replica(self) is not None
         self.stats = RunningStats(self.obs_size) if config.obs_norm is not None else None
         self.cap = running_cap(config.episode_cap, self.step_limit)
         self.reference: np.ndarray | None = None
         self.reference_digest = ""
         if config.vbn is not None:
-            env_ = self.make_env()
-            try:
-                self.reference = collect_reference_batch(env_, flatten_observation(self.observation_space),
-                                                         config.vbn.size, config.vbn.seed)
-            finally:
-                env_.close()
-            self.reference_digest = digest(self.reference)
+            self.reference, self.reference_digest = reference_batch(
+                self.make_env, flatten_observation(self.observation_space), config.vbn.size, config.vbn.seed)
         self._runtime: BatchedRollouts | OneByOneRollouts | None = None
         #: Environments this process steps side by side (``slots``, or measured; None until the first
         #: evaluation, :mod:`.groups`).
         self.group_size: int | None = None
-
-    def _make_policy(self, options: Policy) -> Any:
-        """The policy for this task's observations and actions, checked on one observation."""
-        policy = make_policy(options.network, self.obs_size, self.adapter.out_size, options.hidden,
-                             options.activation, obs_shape=getattr(self.observation_space, "shape", None),
-                             obs_scale=pixel_scale(self.observation_space), vbn=self.config.vbn is not None,
-                             device=None if options.device is None else self.device, threads=options.torch_threads)
-        if isinstance(policy, TorchPolicy):
-            try:
-                shape = policy.output_shape()
-            except Exception as exc:  # noqa: BLE001 - any failure of user code on a probe observation
-                raise ConfigError(
-                    f"the policy fails on one observation of {self.where} ({self.obs_size} values): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            if shape != (self.adapter.out_size,):
-                raise ConfigError(
-                    f"the policy's output for one observation has shape {shape}, but the action space "
-                    f"{self.action_space} of {self.where} needs {self.adapter.out_size} values "
-                    f"({self.adapter.describe()}); make the last layer output {self.adapter.out_size}"
-                )
-        return policy
 
     @classmethod
     def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
@@ -259,40 +233,15 @@ class GymProblem(Problem):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if not state:
             return
-        if self.reference is not None and "vbn_reference" in state and str(state["vbn_reference"]) != self.reference_digest:
-            raise StateError(
-                f"the VBN reference batch of {self.where} here (fingerprint {self.reference_digest}) differs from "
-                f"the run's ({state['vbn_reference']}): the environment yields other observations than where the "
-                f"run started (another gymnasium/ale-py version?), so the objective would change"
-            )
+        if self.reference is not None and "vbn_reference" in state:
+            check_reference(self.where, self.reference_digest, str(state["vbn_reference"]))
         if self.stats is not None and "obs_mean" in state:
             self.stats.load_state_dict(state)
         if self.cap is not None:
             self.cap.load_state_dict(state)
 
     def describe(self) -> dict[str, Any]:
-        config = self.config
-        summary = {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
-                   "actions": self.adapter.describe(), "episodes": config.episodes.count,
-                   "max_episode_steps": self.max_episode_steps, "obs_norm": config.obs_norm is not None,
-                   "batched": config.episodes.batched, "vectorized": self.vectorized}
-        if self.atari or self.frame_skip > 1 or self.frame_stack > 1:
-            summary.update(atari=self.atari, frame_skip=self.frame_skip, frame_stack=self.frame_stack,
-                           decisions_per_episode=self.step_limit)
-        if config.vbn is not None:
-            summary["vbn"] = {"size": config.vbn.size, "seed": config.vbn.seed, "reference": self.reference_digest}
-        if self.cap is not None:
-            summary["episode_cap"] = self.cap.describe()
-        if config.episodes.reward_shift:
-            summary["reward_shift"] = config.episodes.reward_shift
-        if self.shared_seed:
-            summary["shared_seed"] = True
-        requested = config.policy.device
-        if requested is not None:
-            summary["device"] = self.device
-            if requested != self.device:
-                summary["device_requested"] = requested  # "auto"
-        return summary
+        return describe(self)
 
     # -- rollouts -------------------------------------------------------------------------------
     def rollouts(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
@@ -359,35 +308,10 @@ class GymProblem(Problem):
         obs_norm = self.config.obs_norm
         return self.stats.normalizer(obs_norm.clip) if self.stats is not None and obs_norm is not None else None
 
-    def _replica(self) -> type[CartPoleSlots] | None:
-        if (isinstance(self.env, str) and self.env_id in CARTPOLE_IDS and not self.env_kwargs
-                and self.frame_skip == 1 and self.frame_stack == 1):
-            return CartPoleSlots
-        return None
-
     def _engine(self) -> BatchedRollouts | OneByOneRollouts:
-        """This process's episode loop (made on first use): batched, or one by one."""
+        """This process's episode loop (made on first use, :func:`.engine.make_engine`): batched, or one by one."""
         if self._runtime is None:
-            episodes, noise = self.config.episodes, self.config.policy.action_noise
-            make_env = functools.partial(self.make_env, checked=False)
-            if not episodes.batched:
-                self._runtime = OneByOneRollouts(make_env, flatten_observation(self.observation_space),
-                                                 self.policy, self.adapter, self.obs_size, self.step_limit,
-                                                 noise, self.where)
-                return self._runtime
-            kind = "vectorized" if self.vectorized else "gym"
-            largest = max(1, min(DEFAULT_SLOTS[kind], SLOT_PARAMS_BUDGET // self.dim))
-            given = episodes.slots if isinstance(episodes.slots, int) else None  # "auto" is None once checked
-            capacity = given or largest
-            if given is None and not self.vectorized:  # measured: the smallest group that batches
-                capacity = measure_group_size(make_env, flatten_observation(self.observation_space), self.policy,
-                                              self.adapter, self.obs_size, largest, self._normalizer())
-            self.group_size = capacity
-            replica = self._replica() if self.vectorized else None
-            slots = replica(capacity) if replica is not None else GymSlots(make_env, capacity,
-                                                                           self.observation_space)
-            self._runtime = BatchedRollouts(slots, self.policy, self.adapter, self.obs_size, self.step_limit,
-                                            noise, self.where)
+            self._runtime = make_engine(self)
         return self._runtime
 
     def _check_params(self, params: np.ndarray) -> np.ndarray:

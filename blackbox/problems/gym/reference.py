@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["collect_reference_batch", "digest"]
+from ...errors import StateError
+
+__all__ = ["collect_reference_batch", "digest", "reference_batch", "check_reference"]
 
 
 def collect_reference_batch(env: Any, flatten: Callable[[Any], np.ndarray], size: int, seed: int) -> np.ndarray:
@@ -35,3 +37,24 @@ def digest(batch: np.ndarray) -> str:
     h = hashlib.sha256(f"{batch.dtype.str}{batch.shape}".encode())
     h.update(np.ascontiguousarray(batch).tobytes())
     return h.hexdigest()[:16]
+
+
+def reference_batch(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], size: int,
+                    seed: int) -> tuple[np.ndarray, str]:
+    """The batch collected in a fresh environment of ``make_env`` (closed after), and its fingerprint."""
+    env = make_env()
+    try:
+        batch = collect_reference_batch(env, flatten, size, seed)
+    finally:
+        env.close()
+    return batch, digest(batch)
+
+
+def check_reference(where: str, here: str, saved: str) -> None:
+    """StateError when the batch made here (fingerprint ``here``) is not the run's (``saved``)."""
+    if saved != here:
+        raise StateError(
+            f"the VBN reference batch of {where} here (fingerprint {here}) differs from "
+            f"the run's ({saved}): the environment yields other observations than where the "
+            f"run started (another gymnasium/ale-py version?), so the objective would change"
+        )

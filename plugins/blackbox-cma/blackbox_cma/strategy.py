@@ -137,8 +137,21 @@ class CMAES(Strategy):
         super().__init__(dim=dim, popsize=provisional, x0=x0, seed=seed)
         self.sigma0 = check_float("sigma", sigma, positive=True)
         self.options = check_cma_options(options)
+        self._popsize_given = popsize is not None
+        self._make_es()
+
+    def _start(self) -> None:
+        """pycma's object is made around the start: by the constructor once its options are read, and
+        again by start_at(), from the generator as the constructor left it."""
+        super()._start()
+        if "_popsize_given" in self.__dict__:  # start_at(), not the base constructor (nothing read yet)
+            self.rng.bit_generator.state = np.random.default_rng(self.seed).bit_generator.state
+            self._make_es()
+
+    def _make_es(self) -> None:
+        """pycma's ``CMAEvolutionStrategy`` around the center, with the checked options."""
         inopts = {**DEFAULTS, **self.options, "randn": self._randn, "seed": math.nan}
-        if popsize is not None:
+        if self._popsize_given:
             inopts["popsize"] = self.popsize
         sampler = self.options.get("CMA_sampler")
         sampler_takes_randn = isinstance(sampler, type) and "randn" in inspect.signature(sampler).parameters
