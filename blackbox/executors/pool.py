@@ -19,10 +19,12 @@ A subclass says how to reach its workers: ``_submit`` (start a task, return a
 the worker went away), and optionally ``_publish``/``_retract``, ``_has_room``/``_released``,
 ``_replace``, ``_overdue``, ``_abandon`` and ``_received``.
 
-The ``ray`` plugin's driver does not run this loop: it makes one call per node a generation, and
-its nodes schedule rows among themselves (stealing, lending, backups), retrying a dead worker on
-their node-local pool (see ``blackbox_ray.node``); a lost or silent node's rows are redone in a new
-round of calls.
+A scheduler of its own drives a pool row set by row set through the public :meth:`~PoolExecutor.publish`,
+:meth:`~PoolExecutor.submit_rows`, :meth:`~PoolExecutor.retract` and :meth:`~PoolExecutor.is_lost`:
+the ``ray`` plugin's nodes do (each composes a ``LokyExecutor``), because their rows move between
+nodes while a generation runs (stealing, lending, backups); they retry a dead worker's rows on
+their node-local pool with the same rule as this loop. The plugin's driver makes one call per node a
+generation; a lost or silent node's rows are redone in a new round of calls.
 """
 
 from __future__ import annotations
@@ -138,6 +140,29 @@ class PoolExecutor(Executor):
 
     def _could_not_run(self, rows: Rows, error: BaseException) -> WorkerError:
         return WorkerError(f"{self.name} could not run rows {rows.spans()}: {type(error).__name__}: {error}")
+
+    # -- row sets on request, for a scheduler of its own (the ray plugin's node) -------------------
+    def publish(self, shared: Shared) -> None:
+        """Make ``shared`` available to the workers until :meth:`retract` (one generation's part)."""
+        self._require_started()
+        self._publish(shared)
+
+    def submit_rows(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
+        """Start evaluating ``rows`` under a published ``shared``: the future of its ``Outcome``
+        (``blackbox.executors.worker.decode_outcome`` reads it), and the worker or pool it went to
+        (one death breaks a pool and every task in it: count it once per pool). Raises
+        :class:`WorkerLost` when the pool is already broken; a caller that schedules rows itself
+        retries them as :meth:`run` does, at most ``max_retries`` times."""
+        self._require_started()
+        return self._submit(shared, rows)
+
+    def retract(self, shared: Shared) -> None:
+        """The generation of ``shared`` is over: drop what :meth:`publish` made."""
+        self._retract(shared)
+
+    def is_lost(self, error: BaseException) -> bool:
+        """True when a task's exception means its worker went away (run the rows again)."""
+        return self._is_lost(error)
 
     # -- the protocol ---------------------------------------------------------------------------
     def evaluate(

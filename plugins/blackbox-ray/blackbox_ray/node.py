@@ -63,21 +63,6 @@ async def _awaited(ref: Any) -> Any:
     return await ref
 
 
-class NodePool(LokyExecutor):
-    """The node's loky pool, driven row set by row set (the aggregator does the scheduling)."""
-
-    def open(self, shared: Shared) -> None:
-        self._publish(shared)
-
-    def start_rows(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
-        """Start ``rows``: the future of its Outcome, and the pool it went to (one death breaks a
-        pool and every task in it, but counts once)."""
-        return self._submit(shared, rows)
-
-    def shut(self, shared: Shared) -> None:
-        self._retract(shared)
-
-
 class NodeAggregator:
     """A Ray actor (async) owning one node's cores; see the module docstring."""
 
@@ -88,7 +73,8 @@ class NodeAggregator:
         self.workers, self.threads, self.chunks = int(workers), threads, int(chunks)
         # a peer that does not answer a scheduling question (load, steal, in_flight) within this is skipped
         self.peer_timeout = max(0.25, float(heartbeat) / 4)
-        self.pool = NodePool(workers=self.workers, threads=threads, batch_size=batch_size, max_retries=max_retries)
+        # the node's cores, driven row set by row set through the pool's public API (this node schedules)
+        self.pool = LokyExecutor(workers=self.workers, threads=threads, batch_size=batch_size, max_retries=max_retries)
         self.problem_error: str | None = None
         try:
             problem = cloudpickle.loads(problem_bytes)
@@ -157,7 +143,7 @@ class NodeAggregator:
         finally:
             gen.finished = True
             if gen.shared is not None:
-                self.pool.shut(gen.shared)
+                self.pool.retract(gen.shared)
 
     async def _generation(self, gen: Generation, bundle, share, known, capture) -> dict[str, Any]:
         if self.problem_error is not None:
@@ -166,7 +152,7 @@ class NodeAggregator:
             shared, rows = await self._receive(gen, bundle)
         except _PeerLost as exc:
             return self._incomplete(gen, gen.reply(), str(exc))
-        self.pool.open(shared)
+        self.pool.publish(shared)
         gen.start(shared, rows, share)
         if self.scheduler is None or self.scheduler.done():
             self.scheduler = asyncio.ensure_future(self._schedule())
@@ -437,7 +423,7 @@ class NodeAggregator:
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
         shared, rows = gen.inputs()
-        future, domain = self.pool.start_rows(shared, rows.subset(index))
+        future, domain = self.pool.submit_rows(shared, rows.subset(index))
         gen.running[future] = (index, time.monotonic())
         self.tasks[future] = (gen, index, attempt, owner, domain)
         self.wrapped[future] = asyncio.wrap_future(future)
@@ -450,7 +436,7 @@ class NodeAggregator:
             return  # a late backup, or the tail of an abandoned generation
         rows = gen.inputs()[1]
         error = future.exception()
-        if error is not None and self.pool._is_lost(error):  # a worker died: node-local retry
+        if error is not None and self.pool.is_lost(error):  # a worker died: node-local retry
             if not any(d is domain for d in gen.dead):
                 gen.dead.append(domain)
                 gen.stats["worker_failures"] += 1
