@@ -17,7 +17,7 @@ from blackbox.core.seeding import evaluation_seeds
 from blackbox.errors import StateError
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
-from blackbox.executors.pool import PoolExecutor, WorkerLost
+from blackbox.executors.pool import PoolExecutor, RetryRule, WorkerLost
 from blackbox.executors.serial import SerialExecutor
 from blackbox.executors.worker import WorkerCache, decode_outcome, evaluate_task
 from tests.helpers.executor_problems import Stateful
@@ -257,3 +257,15 @@ def test_row_sets_on_request_through_the_public_api_give_the_serial_result():
         assert_same_result(got, want)
         assert not executor.is_lost(ValueError("an evaluation error, not a lost worker"))
         assert executor.is_lost(BrokenProcessPool("a worker died"))
+
+
+def test_the_retry_rule_counts_a_dead_pool_once_and_gives_up_past_max_retries():
+    problem, batch, seeds, want = generation()
+    rows = batch.split([[4, 5, 6, 7]], seeds=seeds)[1][0]
+    rule = RetryRule(2)
+    pool = object()
+    assert rule.first_death(pool) and not rule.first_death(pool) and rule.first_death(object())
+    assert rule.give_up(rows, 2, RuntimeError("broken")) is None
+    error = rule.give_up(rows, 3, RuntimeError("broken"))
+    assert isinstance(error, bb.errors.WorkerError)
+    assert str(error) == "rows 4..7 were in flight when a worker died 3 times (max_retries=2); last failure: broken"

@@ -40,6 +40,7 @@ from blackbox.core.problem import EvalResult
 from blackbox.core.rows import Rows, Shared
 from blackbox.errors import WorkerError
 from blackbox.executors.loky import LokyExecutor
+from blackbox.executors.pool import RetryRule, WorkerLost
 from blackbox.executors.worker import Failure, decode_outcome, limit_threads, thread_env
 
 from .checks import node_facts
@@ -128,6 +129,7 @@ class NodeAggregator:
         generation, so that a round after a node loss evaluates only the missing rows.
         """
         gen = Generation(g, peers, rank)
+        gen.retries = RetryRule(self.pool.max_retries)  # the pool loop's rule, for this node's own scheduling
         self.gens[g] = gen
         waiter = self.arrivals.pop(g, None)
         if waiter is not None and not waiter.done():
@@ -423,7 +425,11 @@ class NodeAggregator:
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
         shared, rows = gen.inputs()
-        future, domain = self.pool.submit_rows(shared, rows.subset(index))
+        try:
+            future, domain = self.pool.submit_rows(shared, rows.subset(index))
+        except WorkerLost as exc:  # the pool was broken before the task went: as a death in flight
+            self._lost(gen, index, attempt, owner, exc.domain, exc.cause)
+            return
         gen.running[future] = (index, time.monotonic())
         self.tasks[future] = (gen, index, attempt, owner, domain)
         self.wrapped[future] = asyncio.wrap_future(future)
@@ -437,16 +443,7 @@ class NodeAggregator:
         rows = gen.inputs()[1]
         error = future.exception()
         if error is not None and self.pool.is_lost(error):  # a worker died: node-local retry
-            if not any(d is domain for d in gen.dead):
-                gen.dead.append(domain)
-                gen.stats["worker_failures"] += 1
-            gen.stats["resubmitted"] += 1
-            if attempt + 1 > self.pool.max_retries:
-                gen.error = WorkerError(f"rows {rows.subset(index).spans()} were in flight when a worker "
-                                        f"died {attempt + 1} times (max_retries={self.pool.max_retries})")
-                gen.published.set()
-                return
-            self._submit(gen, index, attempt + 1, owner)
+            self._lost(gen, index, attempt, owner, domain, error)
             return
         try:
             if error is not None:
@@ -464,6 +461,20 @@ class NodeAggregator:
         gen.record(index, result)
         if owner is not None:  # sent, not awaited: a frozen owner never stalls this scheduler
             gen.peers[owner].deliver.remote(gen.g, index.tolist(), result.fitness, result.steps, result.info)
+
+    def _lost(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None, domain: Any,
+              cause: BaseException) -> None:
+        """``index`` was in flight when its worker died: the pool loop's rule (a dead pool counted
+        once, at most ``max_retries`` attempts), then the rows again on this node's pool."""
+        if gen.retries.first_death(domain):
+            gen.stats["worker_failures"] += 1
+        gen.stats["resubmitted"] += 1
+        failed = gen.retries.give_up(gen.inputs()[1].subset(index), attempt + 1, cause)
+        if failed is not None:
+            gen.error = failed
+            gen.published.set()
+            return
+        self._submit(gen, index, attempt + 1, owner)
 
     # -- the reduction -------------------------------------------------------------------------
     async def _reduce(self, gen: Generation, fitness: np.ndarray) -> dict[str, Any]:
