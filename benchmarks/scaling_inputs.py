@@ -23,9 +23,18 @@ only adds noise above them):
 - ``physics_ms``: Humanoid-v5 physics per 1,000 steps (MuJoCo, random actions); ``policy_a_ms`` +
   ``policy_b_ns`` x dim / 1e3: a tanh MLP's forward per 1,000 steps in ms (obs 348, two hidden layers
   sized to dims 3e4, 1.67e5, 1e6; one BLAS thread), fitted on the three; ``policy_b_ns`` is ns per
-  parameter per step.
+  parameter per step;
+- ``tasks``: per task (CartPole-v1, Hopper-v5, HalfCheetah-v5, Humanoid-v5), episode times from real
+  rollouts: the task's preset (its strategy, policy and options, ``presets.preset_of``) run from seed 0
+  for a few generations (``--episodes`` at least, Humanoid-v5: the first rows of its first generation,
+  1,441 rows a generation), each row evaluated alone and timed in CPU seconds of this process (load on
+  other cores skews it less than wall time); stored as the mean time, the median time per step (an
+  episode's cost is its steps times it: the steps do not vary with the machine's load, the CPU time of
+  one episode does), a capped episode's time, the 101 quantiles of the steps over the step cap, and the
+  share of episodes at the cap. The distribution is the one
+  of the first generations of a run, not of a trained policy's (longer, more often capped).
 
-``scaling_model.py --inputs FILE`` reads the ``--json`` output.
+``scaling_model.py --inputs FILE`` reads the ``--json`` output (``--tasks`` adds a row per measured task).
 """
 
 from __future__ import annotations
@@ -258,24 +267,94 @@ def measure_episode() -> dict[str, float]:
     return out
 
 
+#: Tasks whose episode times are measured, and the generations to run at most.
+TASKS = ("CartPole-v1", "Hopper-v5", "HalfCheetah-v5", "Humanoid-v5")
+
+
+def measure_tasks(episodes: int = 300, budget_s: float = 120.0) -> dict[str, dict]:
+    """Episode times of each task's preset in a short run from seed 0 (see the module docstring)."""
+    from blackbox.core.problem import EvalResult
+    from blackbox.core.seeding import evaluation_seeds
+    from blackbox.problems.gym.presets import preset_of
+
+    out: dict[str, dict] = {}
+    for env in TASKS:
+        preset = preset_of(env)
+        if preset is None:
+            continue
+        name = preset.strategy
+        options = {**preset.problem, **preset.problem_for.get(name, {})}
+        try:
+            problem = bb.make_problem("gym", env=env, **options)
+        except Exception as exc:  # noqa: BLE001 - the extra (MuJoCo) missing: that task is not measured
+            print(f"# {env} not measured: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        strategy = bb.make_strategy(name, dim=problem.dim, seed=0, **preset.strategies[name])
+        seconds: list[float] = []
+        steps: list[int] = []
+        capped = 0
+        spent, generations = 0.0, 0
+        while len(seconds) < episodes and spent < budget_s:
+            population = strategy.ask()
+            seeds = evaluation_seeds(0, strategy.generation, population.groups, problem.shared_seed)
+            if not generations:  # the environment is made on the first call: not an episode's time
+                problem.evaluate(population.rows([0]), seeds[:1])
+            parts = []
+            for i in range(len(population)):
+                if len(seconds) >= episodes and generations == 0:
+                    break  # Humanoid-v5: 1,440 rows a generation; its first rows are enough
+                start = time.process_time()
+                part = problem.evaluate(population.rows([i]), seeds[i:i + 1])
+                took = time.process_time() - start
+                seconds.append(took)
+                spent += took
+                steps.append(int(part.steps[0]))
+                capped += int(np.asarray(part.info.get("episodes_capped", [0]))[0] > 0)
+                parts.append(part)
+            generations += 1
+            if len(parts) < len(population):
+                break
+            joined = EvalResult.concatenate(parts)
+            problem.observe(joined)
+            strategy.tell(joined.fitness)
+        times, counts = np.asarray(seconds), np.asarray(steps, dtype=float)
+        cap = int(getattr(problem, "max_episode_steps", 0) or counts.max())
+        per_step = float(np.median(times / counts))  # CPU time varies with the load; steps do not
+        out[env] = {"strategy": name, "dim": int(problem.dim), "episodes": len(times), "generations": generations,
+                    "mean_ms": float(times.mean() * 1e3), "ms_per_step": per_step * 1e3,
+                    "cap_ms": per_step * cap * 1e3,
+                    "quantiles": np.quantile(counts / cap, np.linspace(0, 1, 101)).round(4).tolist(),
+                    "mean_steps": float(counts.mean()), "max_steps": int(counts.max()), "step_cap": cap,
+                    "at_cap": float(np.mean(counts >= cap))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the inputs as JSON for scaling_model.py --inputs")
     parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["reduction", "driver", "ray", "cluster", "humanoid"])
+                        choices=["reduction", "driver", "ray", "cluster", "humanoid", "tasks"])
+    parser.add_argument("--episodes", type=int, default=300, help="episodes a task at least (tasks)")
     args = parser.parse_args(argv)
     inputs: dict[str, float] = {}
+    tasks = {} if "tasks" in args.skip else measure_tasks(args.episodes)
     for name, fn in (("reduction", measure_reduction), ("driver", measure_driver), ("ray", measure_ray),
                      ("cluster", measure_cluster), ("humanoid", measure_episode)):
         if name not in args.skip:
             inputs.update(fn())
     load = os.getloadavg()[0]
     if args.json:
-        print(json.dumps({"command": COMMAND, "load": load, "inputs": inputs}, indent=1))
+        print(json.dumps({"command": COMMAND, "load": load, "inputs": inputs, "tasks": tasks}, indent=1))
         return
     print(f"# {COMMAND} (load average {load:.2f})")
     for key, value in inputs.items():
         print(f"{key:>16} {value:.4g}")
+    for env, task in tasks.items():
+        q = task["quantiles"]
+        print(f"{env:>16} {task['episodes']} episodes ({task['generations']} generations of {task['strategy']}, dim "
+              f"{task['dim']:,}): mean {task['mean_ms']:.1f} ms, {task['ms_per_step']:.3f} ms a step, steps mean "
+              f"{task['mean_steps']:.0f} of {task['step_cap']}, {task['at_cap']:.0%} at the cap; steps / cap at "
+              f"quantiles 10/50/90: {q[10]:.2f} {q[50]:.2f} {q[90]:.2f}")
 
 
 if __name__ == "__main__":

@@ -40,13 +40,15 @@ import argparse
 import heapq
 import json
 import math
+import subprocess
+from pathlib import Path
 
 import numpy as np
 
 MEASURED = "python benchmarks/scaling_inputs.py (2-core AMD EPYC VM, load average 9; fastest of repeats)"
 
 CLUSTER = ("python benchmarks/scaling_inputs.py, cluster part (simulated cluster: 2 one-CPU nodes on a 2-core VM, "
-           "load average 8 to 11)")
+           "load average 15; benchmarks/scaling_inputs.json)")
 
 #: name: (value, unit, where it comes from)
 INPUTS: dict[str, tuple[float, str, str]] = {
@@ -65,16 +67,16 @@ INPUTS: dict[str, tuple[float, str, str]] = {
     "wait_b_us": (0.084, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
     "scan_b_us": (0.014, "us per ref", "../shared/scale-out/measure_wait.py: the previous executor's scan "
                                        "of in_flight per completion"),
-    "aggregator_us": (19.0, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
+    "aggregator_us": (18.5, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
                       "replies, the fitness exchange), sphere rows"),
-    "steal_ms": (0.78, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
+    "steal_ms": (0.70, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
                  "backup's question); a LAN adds its latency"),
     "policy_a_ms": (8.8, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
     "policy_b_ns": (0.30, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
 }
 ASSUMED: dict[str, tuple[float, str, str]] = {
     "physics_ms": (93.0, "ms per 1,000 steps", "the paper's ~100 ms Humanoid episode on one core (SCALING.md); "
-                   "measured 484 to 672 ms here under load 8 (scaling_inputs.py): a faster core is the harder "
+                   "measured 484 to 735 ms here under load 8 to 15 (scaling_inputs.py): a faster core is the harder "
                    "case for scaling, so the model takes the faster figure"),
     "gbit": (10.0, "Gbit/s per node", "a cluster NIC; not measurable on one machine"),
     "alpha_ms": (0.05, "ms per hop", "latency of one node-to-node message on a LAN; not measurable here"),
@@ -112,13 +114,24 @@ def tree_s(nbytes: float, nodes: int, per_byte_s: float = 0.0) -> float:
 
 
 # -- compute makespan --------------------------------------------------------------------------------------
+#: Episodes measured per task (``scaling_inputs.py --json``'s ``tasks``): a capped episode's time in ms
+#: (``cap_ms``: the step cap times the median time a step) and the 101 quantiles of the steps over the
+#: cap; read from ``TASKS_FILE`` or ``--inputs``.
+TASKS: dict[str, dict] = {}
+TASKS_FILE = "benchmarks/scaling_inputs.json"
+
+
 def lengths(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Episode costs in units of a full (1,000-step) episode."""
+    """Episode costs in units of a capped episode: ``constant``, ``humanoid`` (half at the cap, the rest
+    uniform in 5-100% of it), or a measured task's name (drawn from its quantiles)."""
     if kind == "constant":
         return np.ones(n)
     if kind == "humanoid":
         return np.where(rng.random(n) < 0.5, 1.0, rng.uniform(0.05, 1.0, n))
-    raise ValueError(f"lengths must be constant or humanoid, got {kind!r}")
+    if kind in TASKS:
+        quantiles = np.asarray(TASKS[kind]["quantiles"])
+        return np.interp(rng.random(n), np.linspace(0, 1, len(quantiles)), quantiles)
+    raise ValueError(f"lengths must be constant, humanoid or a measured task ({', '.join(TASKS)}), got {kind!r}")
 
 
 def dynamic_makespan(jobs: np.ndarray, cores: int) -> float:
@@ -266,7 +279,7 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
 
 def generation(design: str, p: int, dim: int, n: int, c: int, kind: str, trials: int,
                pipeline: bool = False, slow: float = 1.0) -> dict:
-    t_ep = t_episode_s(dim)
+    t_ep = TASKS[kind]["cap_ms"] / 1e3 if kind in TASKS else t_episode_s(dim)
     span, work = compute(design, kind, p, n, t_ep, trials, c=c, slow=slow)
     parts = overheads(design, p, dim, n, c)
     if design == "previous":  # the driver handles completions while the actors run: whichever is longer
@@ -319,6 +332,73 @@ def rows(p: int, cores: list[int], dims: list[int], c: int, trials: int) -> list
     return out
 
 
+def tail(kind: str, p: int, n: int, c: int, trials: int, seed: int = 0) -> dict[str, float]:
+    """Why variable lengths cost a synchronous generation: compute-only efficiency (work / (n x makespan),
+    no overheads) of the built policy, of the ideal greedy list scheduler (each row, in order, to the
+    first free core: the best any policy does that does not know a row's length before running it),
+    and of longest-first with every length known in advance (an oracle: rows are perturbations of one
+    center, nothing predicts which will run long); ``last_start``: when, on average over the draws,
+    the last row starts under the policy, over its makespan (the tail is the one episode after it)."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, list[float]] = {"policy": [], "greedy": [], "longest_first_oracle": [], "last_start": []}
+    speeds = np.ones(math.ceil(n / c))
+    for _ in range(trials):
+        jobs = lengths(kind, p + 1, rng)
+        ideal = jobs.sum() / n
+        span = lending_makespan(jobs, n, c, speeds)
+        out["policy"].append(ideal / span)
+        out["greedy"].append(ideal / dynamic_makespan(jobs, n))
+        out["longest_first_oracle"].append(ideal / dynamic_makespan(np.sort(jobs)[::-1], n))
+        heap = [0.0] * n
+        starts = []
+        for job in jobs.tolist():
+            start = heapq.heappop(heap)
+            starts.append(start)
+            heapq.heappush(heap, start + job)
+        out["last_start"].append(max(starts) / span)
+    return {key: float(np.mean(v)) for key, v in out.items()}
+
+
+def popsize_for(kind: str, target: float, dim: int, n: int, c: int, trials: int) -> int | None:
+    """The smallest population (of 10,000 x 1, 1.5, 2, 3, 4, 6, 8) at which the built synchronous design
+    reaches ``target`` on ``n`` cores, or None."""
+    for factor in (1, 1.5, 2, 3, 4, 6, 8):
+        p = int(10_000 * factor)
+        if generation("built", p, dim, n, c, kind, trials)["efficiency"] >= target:
+            return p
+    return None
+
+
+def task_rows(p: int, cores: list[int], c: int, trials: int) -> list[dict]:
+    """The built design on each measured task (its preset's policy dim, its measured episode times)."""
+    out = []
+    for task, facts in TASKS.items():
+        for n in cores:
+            for design, pipeline, slow in DESIGNS:
+                if design != "built":
+                    continue
+                g = generation(design, p, facts["dim"], n, c, task, trials, pipeline, slow)
+                out.append({"task": task, "cores": n, "dim": facts["dim"], "pipelined": pipeline, "slow": slow,
+                            "efficiency": round(g["efficiency"], 4), "seconds": round(g["seconds"], 4),
+                            "mean_ms": facts["mean_ms"], "cap_ms": facts["cap_ms"]})
+    return out
+
+
+def task_markdown(table: list[dict], cores: list[int]) -> str:
+    lines = ["| task (preset, dim) | episode: mean / capped | steps: mean / cap | design | " + " | ".join(f"{n:,} cores" for n in cores)
+             + " |", "|---|---:|---:|---|" + "---:|" * len(cores)]
+    keyed = {(r["task"], r["pipelined"], r["slow"], r["cores"]): r for r in table}
+    for task, facts in TASKS.items():
+        for design, pipeline, slow in DESIGNS:
+            if design != "built":
+                continue
+            cells = [f"{keyed[(task, pipeline, slow, n)]['efficiency']:.0%}" for n in cores]
+            lines.append(f"| {task} ({facts['strategy']}, {facts['dim']:,}) | {facts['mean_ms']:.1f} / "
+                         f"{facts['cap_ms']:.0f} ms | {facts['mean_steps']:.0f} / {facts['step_cap']:,} | "
+                         f"{label(design, pipeline, slow)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def paper_run(p: int, c: int, trials: int) -> dict:
     """The paper's Humanoid run: the work 1,440 perfectly used cores do in 10 minutes, on each design."""
     ideal = generation("built", p, PAPER_DIM, PAPER_CORES, c, "humanoid", trials)
@@ -353,11 +433,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cores-per-node", type=int, default=36)
     parser.add_argument("--trials", type=int, default=8, help="Monte Carlo draws of variable episode lengths")
     parser.add_argument("--breakdown", type=int, default=1440, help="print the built design's overheads at this core count")
+    parser.add_argument("--write", metavar="MD", help="also replace the generated part of this file (between "
+                        f"{MARK_BEGIN!r} and {MARK_END!r}) with the tables and the commit")
     args = parser.parse_args(argv)
     overrides = {}
+    TASKS.clear()
+    default_tasks = Path(__file__).resolve().parent.parent / TASKS_FILE
+    if default_tasks.exists():
+        TASKS.update(json.loads(default_tasks.read_text()).get("tasks", {}))
     if args.inputs:
         with open(args.inputs) as handle:
-            overrides.update(json.load(handle)["inputs"])
+            measured = json.load(handle)
+        overrides.update(measured["inputs"])
+        if measured.get("tasks"):
+            TASKS.clear()
+            TASKS.update(measured["tasks"])
     for item in args.set:
         name, _, text = item.partition("=")
         overrides[name] = float(text)
@@ -367,30 +457,87 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"unknown input {name!r}; known: {', '.join(sorted(INPUTS) + sorted(ASSUMED))}")
         table[name] = (float(number), table[name][1], f"overridden ({args.inputs or '--set'})")
     table = rows(args.popsize, args.cores, args.dims, args.cores_per_node, args.trials)
+    tasks = task_rows(args.popsize, args.cores, args.cores_per_node, args.trials)
+    why = {kind: tail(kind, args.popsize, args.breakdown, args.cores_per_node, args.trials)
+           for kind in ("constant", "humanoid", *TASKS)}
     if args.json:
-        print(json.dumps({"rows": table}))
+        print(json.dumps({"rows": table, "tasks": tasks, "tail": why}))
         return
-    print(f"P = {args.popsize:,}, {args.cores_per_node} cores per node; efficiency T(1) / (N T(N))\n")
-    print(markdown(table, args.cores))
+    text = generated(args, table, tasks, why)
+    print(text)
+    if args.write:
+        write_between(Path(args.write), text)
+
+
+def generated(args: argparse.Namespace, table: list[dict], tasks: list[dict], why: dict[str, dict]) -> str:
+    """The tables and lines the model prints (and ``--write`` puts in SCALING.md)."""
+    out = [f"Generated by `{' '.join(['python benchmarks/scaling_model.py', *_argv_shown(args)])}` at commit "
+           f"{_commit()}.\n",
+           f"P = {args.popsize:,}, {args.cores_per_node} cores per node; efficiency T(1) / (N T(N))\n",
+           markdown(table, args.cores)]
+    if tasks:
+        out += ["\nMeasured tasks (episode times from `scaling_inputs.py`'s rollouts of each preset, "
+                f"P = {args.popsize:,}):\n", task_markdown(tasks, args.cores)]
+    out.append(f"\nThe tail at {args.breakdown:,} cores (compute only, no overheads: work / (N x makespan)):\n")
+    out.append("| lengths | built policy | greedy, lengths unknown (best possible) | longest first, lengths known "
+               "(oracle) | last row starts at |")
+    out.append("|---|---:|---:|---:|---:|")
+    for kind, t in why.items():
+        out.append(f"| {kind} | {t['policy']:.1%} | {t['greedy']:.1%} | {t['longest_first_oracle']:.1%} | "
+                   f"{t['last_start']:.0%} of the makespan |")
+    need = popsize_for("humanoid", 0.90, PAPER_DIM, args.breakdown, args.cores_per_node, args.trials)
+    out.append(f"\nHumanoid-like lengths reach 90% at {args.breakdown:,} cores (dim {PAPER_DIM:,}) from a population of "
+               + (f"{need:,}" if need else "more than 80,000") + ".")
     for dim in args.dims:
         g = generation("built", args.popsize, dim, args.breakdown, args.cores_per_node, "constant", args.trials)
         parts = ", ".join(f"{key} {v * 1e3:.1f}" for key, v in g["parts"].items())
-        print(f"\nbuilt at {args.breakdown:,} cores, dim {dim:,} (episode {t_episode_s(dim) * 1e3:.0f} ms): "
-              f"T {g['seconds'] * 1e3:.0f} ms = compute {g['compute'] * 1e3:.0f} + ms: {parts}")
+        out.append(f"\nbuilt at {args.breakdown:,} cores, dim {dim:,} (episode {t_episode_s(dim) * 1e3:.0f} ms): "
+               f"T {g['seconds'] * 1e3:.0f} ms = compute {g['compute'] * 1e3:.0f} + ms: {parts}")
     paper = paper_run(args.popsize, args.cores_per_node, args.trials)
-    print(f"\nThe paper's Humanoid run (the work of {PAPER_CORES:,} cores for {PAPER_MINUTES:g} minutes: "
+    out.append(f"\nThe paper's Humanoid run (the work of {PAPER_CORES:,} cores for {PAPER_MINUTES:g} minutes: "
           f"{paper['generations']:.0f} generations of {args.popsize:,} at dim {PAPER_DIM:,}, Humanoid-like lengths): "
           + ", ".join(f"{name} {minutes:.1f} min" for name, minutes in paper.items() if name != "generations"))
     for dim in args.dims[:1]:
         for n in args.cores:
             if n > args.cores_per_node:
                 f = frozen_generation(args.popsize, dim, n, args.cores_per_node)
-                print(f"\na node frozen at the start of a generation, {n:,} cores, dim {dim:,}: the generation takes "
+                out.append(f"\na node frozen at the start of a generation, {n:,} cores, dim {dim:,}: the generation takes "
                       f"{f['seconds']:.1f} s against {f['normal']:.2f} s (heartbeat {value('heartbeat_s'):g} s, then "
                       f"its share redone on the other nodes); later generations run on the others")
-    print("\nInputs:")
+    out.append("\nInputs:\n")
     for name, (number, unit, source) in {**INPUTS, **ASSUMED}.items():
-        print(f"  {name} = {number:g} {unit}: {source}")
+        out.append(f"- `{name}` = {number:g} {unit}: {source}")
+    for task, facts in TASKS.items():
+        out.append(f"- `{task}`: {facts['episodes']} episodes of {facts['generations']} generations ({facts['strategy']}, "
+               f"dim {facts['dim']:,}): mean {facts['mean_ms']:.1f} ms, {facts['ms_per_step']:.3f} ms a step, "
+               f"{facts['mean_steps']:.0f} steps on average of {facts['step_cap']:,}, {facts['at_cap']:.0%} at the cap")
+    return "\n".join(out)
+
+
+MARK_BEGIN, MARK_END = "<!-- scaling_model.py: begin -->", "<!-- scaling_model.py: end -->"
+
+
+def write_between(path: Path, text: str) -> None:
+    """Replace what lies between the two markers of ``path`` with ``text``."""
+    doc = path.read_text()
+    head, found, rest = doc.partition(MARK_BEGIN)
+    _, found_end, tail_ = rest.partition(MARK_END)
+    if not (found and found_end):
+        raise SystemExit(f"{path}: the markers {MARK_BEGIN!r} and {MARK_END!r} are missing; add them where the "
+                         "tables go")
+    path.write_text(f"{head}{MARK_BEGIN}\n{text}\n{MARK_END}{tail_}")
+
+
+def _argv_shown(args: argparse.Namespace) -> list[str]:
+    return [f"--inputs {args.inputs}"] if args.inputs else []
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 if __name__ == "__main__":

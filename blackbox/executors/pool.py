@@ -19,10 +19,12 @@ A subclass says how to reach its workers: ``_submit`` (start a task, return a
 the worker went away), and optionally ``_publish``/``_retract``, ``_has_room``/``_released``,
 ``_replace``, ``_overdue``, ``_abandon`` and ``_received``.
 
-The ``ray`` plugin's driver does not run this loop: it makes one call per node a generation, and
-its nodes schedule rows among themselves (stealing, lending, backups), retrying a dead worker on
-their node-local pool (see ``blackbox_ray.node``); a lost or silent node's rows are redone in a new
-round of calls.
+A scheduler of its own drives a pool row set by row set through the public :meth:`~PoolExecutor.publish`,
+:meth:`~PoolExecutor.submit_rows`, :meth:`~PoolExecutor.retract` and :meth:`~PoolExecutor.is_lost`:
+the ``ray`` plugin's nodes do (each composes a ``LokyExecutor``), because their rows move between
+nodes while a generation runs (stealing, lending, backups); they retry a dead worker's rows on
+their node-local pool by this loop's :class:`RetryRule`. The plugin's driver makes one call per node a
+generation; a lost or silent node's rows are redone in a new round of calls.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from ..errors import EvaluationError, WorkerError
 from .wire import DispatchStats, join_results
 from .worker import Outcome, decode_outcome
 
-__all__ = ["PoolExecutor", "WorkerLost", "evaluation_timeout_error"]
+__all__ = ["PoolExecutor", "RetryRule", "WorkerLost", "evaluation_timeout_error"]
 
 
 class WorkerLost(Exception):
@@ -62,6 +64,31 @@ def evaluation_timeout_error(rows: Rows, timeout: float) -> EvaluationError:
         f"evaluation of row {row} (seed {seed}) did not finish within the timeout of {timeout:g} s; "
         f"its worker was killed and replaced", row=row, seed=seed,
     )
+
+
+class RetryRule:
+    """The retry rule of one generation, shared by :meth:`PoolExecutor.run` and by schedulers of their
+    own (the ray plugin's nodes): a dead worker or pool is counted once however many tasks it took
+    down; a task's rows run again after each death, at most ``max_retries`` times."""
+
+    def __init__(self, max_retries: int, died: str = "a worker died"):
+        self.max_retries, self.died = int(max_retries), died
+        self.dead: list[object] = []
+
+    def first_death(self, domain: object) -> bool:
+        """True the first time ``domain`` (a worker or pool) is seen dead: count it, replace it."""
+        if any(d is domain for d in self.dead):
+            return False
+        self.dead.append(domain)
+        return True
+
+    def give_up(self, rows: Rows, attempt: int, cause: BaseException) -> WorkerError | None:
+        """The error once ``rows`` were in flight at ``attempt`` deaths, more than ``max_retries``;
+        else None (run them again)."""
+        if attempt <= self.max_retries:
+            return None
+        return WorkerError(f"rows {rows.spans()} were in flight when {self.died} {attempt} times "
+                           f"(max_retries={self.max_retries}); last failure: {cause}")
 
 
 @dataclasses.dataclass(eq=False)
@@ -139,6 +166,29 @@ class PoolExecutor(Executor):
     def _could_not_run(self, rows: Rows, error: BaseException) -> WorkerError:
         return WorkerError(f"{self.name} could not run rows {rows.spans()}: {type(error).__name__}: {error}")
 
+    # -- row sets on request, for a scheduler of its own (the ray plugin's node) -------------------
+    def publish(self, shared: Shared) -> None:
+        """Make ``shared`` available to the workers until :meth:`retract` (one generation's part)."""
+        self._require_started()
+        self._publish(shared)
+
+    def submit_rows(self, shared: Shared, rows: Rows) -> tuple[cf.Future[Outcome], object]:
+        """Start evaluating ``rows`` under a published ``shared``: the future of its ``Outcome``
+        (``blackbox.executors.worker.decode_outcome`` reads it), and the worker or pool it went to
+        (one death breaks a pool and every task in it: count it once per pool). Raises
+        :class:`WorkerLost` when the pool is already broken; a caller that schedules rows itself
+        retries them as :meth:`run` does, at most ``max_retries`` times."""
+        self._require_started()
+        return self._submit(shared, rows)
+
+    def retract(self, shared: Shared) -> None:
+        """The generation of ``shared`` is over: drop what :meth:`publish` made."""
+        self._retract(shared)
+
+    def is_lost(self, error: BaseException) -> bool:
+        """True when a task's exception means its worker went away (run the rows again)."""
+        return self._is_lost(error)
+
     # -- the protocol ---------------------------------------------------------------------------
     def evaluate(
         self, population: Population, seeds: np.ndarray, state: dict[str, Any] | None = None
@@ -172,7 +222,7 @@ class PoolExecutor(Executor):
         running: dict[cf.Future[Outcome], _Task] = {}
         done: list[tuple[Rows, EvalResult]] = []
         worst: list[Rows] = []
-        dead: list[object] = []  # workers or pools seen dead in this generation, each counted once
+        retries = RetryRule(self.max_retries, self.died)  # each dead worker or pool counted once
         killed: list[object] = []  # those we killed for a timeout
         dying: set[cf.Future[Outcome]] = set()  # tasks given up as hung, whose worker's end we wait to see
         failure: EvaluationError | None = None  # a hung row with on_timeout="error": raised at the end
@@ -180,8 +230,7 @@ class PoolExecutor(Executor):
 
         def lost(task: _Task, domain: object, cause: BaseException) -> None:
             ours = any(k is domain for k in killed)
-            if not any(d is domain for d in dead):
-                dead.append(domain)
+            if retries.first_death(domain):
                 if not ours:
                     self.stats.worker_failures += 1
                 outstanding = [task.rows] + [t.rows for t in todo] + [t.rows for t in running.values()]
@@ -189,11 +238,9 @@ class PoolExecutor(Executor):
             self.stats.resubmitted += 1
             if not ours:
                 task.attempt += 1
-                if task.attempt > self.max_retries:
-                    raise WorkerError(
-                        f"rows {task.rows.spans()} were in flight when {self.died} {task.attempt} times "
-                        f"(max_retries={self.max_retries}); last failure: {cause}"
-                    ) from cause
+                failed = retries.give_up(task.rows, task.attempt, cause)
+                if failed is not None:
+                    raise failed from cause
             todo.appendleft(task)
 
         try:

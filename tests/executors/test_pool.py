@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 import blackbox as bb
+from blackbox.core.problem import EvalResult
 from blackbox.core.seeding import evaluation_seeds
+from blackbox.errors import StateError
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
-from blackbox.executors.pool import PoolExecutor, WorkerLost
+from blackbox.executors.pool import PoolExecutor, RetryRule, WorkerLost
 from blackbox.executors.serial import SerialExecutor
-from blackbox.executors.worker import WorkerCache, evaluate_task
+from blackbox.executors.worker import WorkerCache, decode_outcome, evaluate_task
 from tests.helpers.executor_problems import Stateful
 
 STATE = {"count": 3, "mean": np.array([0.5, -0.25, 1.0])}
@@ -230,3 +232,40 @@ def test_worker_lost_on_submit_is_retried():
         executor.start(problem)
         assert_same_result(executor.evaluate(batch, seeds, STATE), want)
         assert executor.stats.worker_failures == 1 and executor.stats.resubmitted == 1
+
+
+def test_row_sets_on_request_through_the_public_api_give_the_serial_result():
+    # what the ray plugin's node does: publish, submit row sets as it picks them, decode, retract
+    from loky.process_executor import BrokenProcessPool
+
+    problem, batch, seeds, want = generation()
+    shared, parts = batch.split(MID_PAIR, seeds=seeds, state=STATE)
+    with LokyExecutor(workers=2) as executor:
+        with pytest.raises(StateError):
+            executor.submit_rows(shared, parts[0])
+        executor.start(problem)
+        executor.publish(shared)
+        try:
+            started = [(rows, executor.submit_rows(shared, rows)[0]) for rows in parts]
+            results = [(rows.index, decode_outcome(future.result(timeout=120), rows, "loky")[0])
+                       for rows, future in started]
+        finally:
+            executor.retract(shared)
+        order = np.argsort(np.concatenate([index for index, _ in results]))
+        joined = EvalResult.concatenate([result for _, result in results])
+        got = EvalResult(joined.fitness[order], joined.steps[order], {k: v[order] for k, v in joined.info.items()})
+        assert_same_result(got, want)
+        assert not executor.is_lost(ValueError("an evaluation error, not a lost worker"))
+        assert executor.is_lost(BrokenProcessPool("a worker died"))
+
+
+def test_the_retry_rule_counts_a_dead_pool_once_and_gives_up_past_max_retries():
+    problem, batch, seeds, want = generation()
+    rows = batch.split([[4, 5, 6, 7]], seeds=seeds)[1][0]
+    rule = RetryRule(2)
+    pool = object()
+    assert rule.first_death(pool) and not rule.first_death(pool) and rule.first_death(object())
+    assert rule.give_up(rows, 2, RuntimeError("broken")) is None
+    error = rule.give_up(rows, 3, RuntimeError("broken"))
+    assert isinstance(error, bb.errors.WorkerError)
+    assert str(error) == "rows 4..7 were in flight when a worker died 3 times (max_retries=2); last failure: broken"

@@ -12,6 +12,7 @@ import numpy as np
 
 from blackbox.core.problem import EvalResult
 from blackbox.core.rows import Rows, Shared
+from blackbox.executors.pool import RetryRule
 
 __all__ = ["Generation", "encode_info", "decode_info"]
 
@@ -67,7 +68,7 @@ class Generation:
         self.copies: dict[int, asyncio.Future] = {}
         # counts (int) and seconds (float), sent to the driver as a plain dict
         self.stats: collections.defaultdict[str, float] = collections.defaultdict(int)
-        self.dead: list[Any] = []  # worker pools seen broken in this generation, each counted once
+        self.retries = RetryRule(3)  # the node sets its pool's max_retries: dead pools counted once
         self.quiet_until = 0.0  # no new steal or backup to ask peers for before then (backoff)
         self.backoff = 0.005
 

@@ -40,6 +40,7 @@ from blackbox.core.problem import EvalResult
 from blackbox.core.rows import Rows, Shared
 from blackbox.errors import WorkerError
 from blackbox.executors.loky import LokyExecutor
+from blackbox.executors.pool import RetryRule, WorkerLost
 from blackbox.executors.worker import Failure, decode_outcome, limit_threads, thread_env
 
 from .checks import node_facts
@@ -63,21 +64,6 @@ async def _awaited(ref: Any) -> Any:
     return await ref
 
 
-class NodePool(LokyExecutor):
-    """The node's loky pool, driven row set by row set (the aggregator does the scheduling)."""
-
-    def open(self, shared: Shared) -> None:
-        self._publish(shared)
-
-    def start_rows(self, shared: Shared, rows: Rows) -> tuple[cf.Future, Any]:
-        """Start ``rows``: the future of its Outcome, and the pool it went to (one death breaks a
-        pool and every task in it, but counts once)."""
-        return self._submit(shared, rows)
-
-    def shut(self, shared: Shared) -> None:
-        self._retract(shared)
-
-
 class NodeAggregator:
     """A Ray actor (async) owning one node's cores; see the module docstring."""
 
@@ -88,7 +74,8 @@ class NodeAggregator:
         self.workers, self.threads, self.chunks = int(workers), threads, int(chunks)
         # a peer that does not answer a scheduling question (load, steal, in_flight) within this is skipped
         self.peer_timeout = max(0.25, float(heartbeat) / 4)
-        self.pool = NodePool(workers=self.workers, threads=threads, batch_size=batch_size, max_retries=max_retries)
+        # the node's cores, driven row set by row set through the pool's public API (this node schedules)
+        self.pool = LokyExecutor(workers=self.workers, threads=threads, batch_size=batch_size, max_retries=max_retries)
         self.problem_error: str | None = None
         try:
             problem = cloudpickle.loads(problem_bytes)
@@ -142,6 +129,7 @@ class NodeAggregator:
         generation, so that a round after a node loss evaluates only the missing rows.
         """
         gen = Generation(g, peers, rank)
+        gen.retries = RetryRule(self.pool.max_retries)  # the pool loop's rule, for this node's own scheduling
         self.gens[g] = gen
         waiter = self.arrivals.pop(g, None)
         if waiter is not None and not waiter.done():
@@ -157,7 +145,7 @@ class NodeAggregator:
         finally:
             gen.finished = True
             if gen.shared is not None:
-                self.pool.shut(gen.shared)
+                self.pool.retract(gen.shared)
 
     async def _generation(self, gen: Generation, bundle, share, known, capture) -> dict[str, Any]:
         if self.problem_error is not None:
@@ -166,7 +154,7 @@ class NodeAggregator:
             shared, rows = await self._receive(gen, bundle)
         except _PeerLost as exc:
             return self._incomplete(gen, gen.reply(), str(exc))
-        self.pool.open(shared)
+        self.pool.publish(shared)
         gen.start(shared, rows, share)
         if self.scheduler is None or self.scheduler.done():
             self.scheduler = asyncio.ensure_future(self._schedule())
@@ -437,7 +425,11 @@ class NodeAggregator:
 
     def _submit(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None) -> None:
         shared, rows = gen.inputs()
-        future, domain = self.pool.start_rows(shared, rows.subset(index))
+        try:
+            future, domain = self.pool.submit_rows(shared, rows.subset(index))
+        except WorkerLost as exc:  # the pool was broken before the task went: as a death in flight
+            self._lost(gen, index, attempt, owner, exc.domain, exc.cause)
+            return
         gen.running[future] = (index, time.monotonic())
         self.tasks[future] = (gen, index, attempt, owner, domain)
         self.wrapped[future] = asyncio.wrap_future(future)
@@ -450,17 +442,8 @@ class NodeAggregator:
             return  # a late backup, or the tail of an abandoned generation
         rows = gen.inputs()[1]
         error = future.exception()
-        if error is not None and self.pool._is_lost(error):  # a worker died: node-local retry
-            if not any(d is domain for d in gen.dead):
-                gen.dead.append(domain)
-                gen.stats["worker_failures"] += 1
-            gen.stats["resubmitted"] += 1
-            if attempt + 1 > self.pool.max_retries:
-                gen.error = WorkerError(f"rows {rows.subset(index).spans()} were in flight when a worker "
-                                        f"died {attempt + 1} times (max_retries={self.pool.max_retries})")
-                gen.published.set()
-                return
-            self._submit(gen, index, attempt + 1, owner)
+        if error is not None and self.pool.is_lost(error):  # a worker died: node-local retry
+            self._lost(gen, index, attempt, owner, domain, error)
             return
         try:
             if error is not None:
@@ -478,6 +461,20 @@ class NodeAggregator:
         gen.record(index, result)
         if owner is not None:  # sent, not awaited: a frozen owner never stalls this scheduler
             gen.peers[owner].deliver.remote(gen.g, index.tolist(), result.fitness, result.steps, result.info)
+
+    def _lost(self, gen: Generation, index: np.ndarray, attempt: int, owner: int | None, domain: Any,
+              cause: BaseException) -> None:
+        """``index`` was in flight when its worker died: the pool loop's rule (a dead pool counted
+        once, at most ``max_retries`` attempts), then the rows again on this node's pool."""
+        if gen.retries.first_death(domain):
+            gen.stats["worker_failures"] += 1
+        gen.stats["resubmitted"] += 1
+        failed = gen.retries.give_up(gen.inputs()[1].subset(index), attempt + 1, cause)
+        if failed is not None:
+            gen.error = failed
+            gen.published.set()
+            return
+        self._submit(gen, index, attempt + 1, owner)
 
     # -- the reduction -------------------------------------------------------------------------
     async def _reduce(self, gen: Generation, fitness: np.ndarray) -> dict[str, Any]:
