@@ -209,7 +209,7 @@ def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
         if "policies.py" in path:
             return "policy forward"
         if "obs_norm.py" in path:
-            return "normalizer" if name == "__call__" else "observation statistics"
+            return "normalizer" if name in ("__call__", "into") else "observation statistics"
         if "actions.py" in path:
             return "actions"
         if "rollout.py" in path or "slots.py" in path:
