@@ -1,25 +1,27 @@
 """Rollouts against the simulator's ceiling: environment steps per CPU-second, one worker.
 
-    python benchmarks/rollout_cost.py [--envs HalfCheetah-v5 Hopper-v5 Humanoid-v5] [--rounds 3]
-                                      [--steps 30000] [--popsize 64] [--profile]
+    python benchmarks/rollout_cost.py [--envs HalfCheetah-v5 Hopper-v5 Humanoid-v5] [--rounds 25]
+                                      [--steps 3000] [--popsize 64] [--slots N] [--profile]
 
-For each task, four loops, measured in interleaved rounds (raw, lockstep, linear, MLP, raw, ...)
-in this one process, each in CPU seconds of the process (so other processes' load skews the rates
-less than it would wall time; it still costs cache, which is why the rounds are interleaved):
+For each task, four contenders, each kept alive for the whole run (environments made once):
 
-- **raw**: ``gymnasium.make(ENV)`` stepped ``--steps`` times by ``env.step(action)`` on uniform
-  random actions drawn beforehand, reset when an episode ends; nothing else. The ceiling.
-- **lockstep**: popsize + 1 such environments stepped in turn, one step each per round, the same
-  number of steps: what stepping a whole generation side by side asks of the simulator and the
-  caches, with nothing of ours.
-- **blackbox linear / MLP 64-64**: ``problem.evaluate`` of popsize + 1 rows (one episode each,
-  observation normalization on with every row collecting statistics, the worst case), repeated
-  with fresh seeds until ``--steps`` steps were taken; the serial executor's path, with the group
-  size the engine measured (printed).
+- **raw**: one ``gymnasium.make(ENV)`` stepped by ``env.step(action)`` on uniform random actions
+  drawn beforehand, reset when an episode ends; nothing else. The ceiling.
+- **lockstep**: popsize + 1 such environments stepped in turn, one step each per pass, with
+  nothing of ours: what stepping a whole generation side by side asks of the simulator and caches.
+- **blackbox linear / MLP 64-64**: ``problem.evaluate`` of consecutive slices of a popsize + 1
+  population (one episode per row, fresh seeds, observation normalization on with every row
+  collecting statistics, the worst case), each slice as many rows as the engine has slots (its
+  group size, measured at start-up or ``--slots``), until ``--steps`` steps were taken.
 
-Printed per task: min and median steps per CPU-second of each loop over the rounds, blackbox's
-median over raw's median, and the load average. ``--profile`` adds a cProfile of the MLP loop on
-the first task, grouped (simulator, gymnasium, policy, observation statistics, normalizer, rest).
+The machine this runs on is shared, and a loop's speed drifts by +-25% from one second to the
+next, so one long run per contender says little. Instead: many short PAIRED rounds; each round runs
+the four contenders back to back in a freshly shuffled order, each for about ``--steps`` steps, in
+CPU seconds of this process. Each round gives ratios of the contenders' rates measured within
+seconds of each other; the table prints the median of those per-round ratios to raw and to lockstep
+with their interquartile range (q25-q75), the median rates, and the load average at start and end.
+``--profile`` adds a cProfile of the MLP loop on the first task, grouped (simulator, gymnasium,
+policy, observation statistics, normalizer, rest).
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
 import pstats  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import cast  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -50,86 +52,149 @@ def _actions(env, count: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(space.low, space.high, (count, *space.shape)).astype(space.dtype)
 
 
-def raw_rate(env_id: str, steps: int, seed: int) -> float:
-    """Steps per CPU-second of one ``gymnasium.make`` environment's ``env.step``."""
-    env = make_gym_env(env_id)  # gymnasium.make, its default wrappers, MuJoCo's model warning silenced
-    actions = _actions(env, steps, seed)
-    env.reset(seed=seed)
-    started = time.process_time()
-    for action in actions:
-        _, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            env.reset()
-    elapsed = time.process_time() - started
-    env.close()
-    return steps / elapsed
+class Raw:
+    """One ``gymnasium.make`` environment stepped on uniform random actions; kept between rounds."""
 
+    def __init__(self, env_id: str, seed: int):
+        self.env = make_gym_env(env_id)  # gymnasium.make, its default wrappers, MuJoCo's warning silenced
+        self.actions = _actions(self.env, 4096, seed)
+        self.env.reset(seed=seed)
+        self.k = 0
 
-def lockstep_rate(env_id: str, steps: int, envs: int, seed: int) -> float:
-    """Steps per CPU-second of ``envs`` environments stepped in turn, one step each per round."""
-    made = [make_gym_env(env_id) for _ in range(envs)]
-    rounds = max(1, steps // envs)
-    actions = _actions(made[0], rounds * envs, seed).reshape(rounds, envs, -1)
-    for i, env in enumerate(made):
-        env.reset(seed=seed + i)
-    started = time.process_time()
-    for k in range(rounds):
-        for i, env in enumerate(made):
-            _, _, terminated, truncated, _ = env.step(actions[k, i])
+    def run(self, steps: int) -> float:
+        """Steps per CPU-second of ``steps`` ``env.step`` calls."""
+        env, actions, n = self.env, self.actions, len(self.actions)
+        k = self.k
+        started = time.process_time()
+        for _ in range(steps):
+            _, _, terminated, truncated, _ = env.step(actions[k % n])
+            k += 1
             if terminated or truncated:
                 env.reset()
-    elapsed = time.process_time() - started
-    for env in made:
-        env.close()
-    return rounds * envs / elapsed
+        elapsed = time.process_time() - started
+        self.k = k
+        return steps / elapsed
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class Lockstep:
+    """``envs`` environments stepped in turn, one step each per pass; kept between rounds."""
+
+    def __init__(self, env_id: str, envs: int, seed: int):
+        self.envs = [make_gym_env(env_id) for _ in range(envs)]
+        self.actions = _actions(self.envs[0], 64 * envs, seed).reshape(64, envs, -1)
+        for i, env in enumerate(self.envs):
+            env.reset(seed=seed + i)
+        self.k = 0
+
+    def run(self, steps: int) -> float:
+        """Steps per CPU-second of at least ``steps`` steps (whole passes over the environments)."""
+        made, actions = self.envs, self.actions
+        passes = max(1, -(-steps // len(made)))
+        k = self.k
+        started = time.process_time()
+        for _ in range(passes):
+            row = actions[k % 64]
+            for i, env in enumerate(made):
+                _, _, terminated, truncated, _ = env.step(row[i])
+                if terminated or truncated:
+                    env.reset()
+            k += 1
+        elapsed = time.process_time() - started
+        self.k = k
+        return passes * len(made) / elapsed
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
 
 
 class Ours:
     """A gym problem and a population around its initial parameters (sigma 0.02)."""
 
-    def __init__(self, env_id: str, policy: dict, popsize: int):
-        self.problem = bb.make_problem("gym", env=env_id, obs_norm=True, obs_norm_prob=1.0, **policy)
+    def __init__(self, env_id: str, policy: dict, popsize: int, slots: int | None = None):
+        extra = {} if slots is None else {"slots": slots}
+        self.problem = bb.make_problem("gym", env=env_id, obs_norm=True, obs_norm_prob=1.0, **policy, **extra)
         rng = np.random.default_rng(1)
         center = self.problem.initial_params(rng)
         self.params = center + 0.02 * rng.standard_normal((popsize + 1, self.problem.dim))
         self.params[-1] = center
         self.calls = 0
-        self.run(1)  # warm-up: the engine (its group size measured), environments, caches
+        self.row = 0
+        self.generation(warm=True)  # warm-up: the engine (its group size measured), environments, caches
+        self.group = int(self.problem.group_size or 1)
+
+    def generation(self, warm: bool = False) -> tuple[int, float]:
+        """One whole generation with fresh seeds: (steps, CPU seconds)."""
+        self.calls += 1
+        seeds = np.arange(len(self.params)) + 1000 * self.calls
+        started = time.process_time()
+        result = self.problem.evaluate(self.params[:4] if warm else self.params, seeds[:4] if warm else seeds)
+        return int(np.sum(result.steps)), time.process_time() - started
 
     def run(self, steps: int) -> float:
-        """Generations with fresh seeds until ``steps`` steps; steps per CPU-second."""
+        """Slices of ``group`` rows (every slot busy), fresh seeds, until ``steps`` steps; steps per CPU-second."""
         done, elapsed = 0, 0.0
+        m = len(self.params)
         while done < steps:
             self.calls += 1
-            seeds = np.arange(len(self.params)) + 1000 * self.calls
+            index = (self.row + np.arange(self.group)) % m
+            self.row = int(index[-1] + 1) % m
+            seeds = index + 1000 * self.calls
             started = time.process_time()
-            result = self.problem.evaluate(self.params, seeds)
+            result = self.problem.evaluate(self.params[index], seeds)
             elapsed += time.process_time() - started
             done += int(np.sum(result.steps))
         return done / elapsed
 
-
-def measure(env_id: str, popsize: int, rounds: int, steps: int) -> dict:
-    linear, mlp = Ours(env_id, {"policy": "linear"}, popsize), Ours(env_id, {}, popsize)
-    rates: dict[str, list[float]] = {"raw": [], "lockstep": [], "linear": [], "mlp": []}
-    for r in range(rounds):
-        rates["raw"].append(raw_rate(env_id, steps, seed=r))
-        rates["lockstep"].append(lockstep_rate(env_id, steps, popsize + 1, seed=r))
-        rates["linear"].append(linear.run(steps))
-        rates["mlp"].append(mlp.run(steps))
-    groups = {"linear": linear.problem.group_size, "mlp": mlp.problem.group_size}
-    linear.problem.close()
-    mlp.problem.close()
-    return {"rates": rates, "groups": groups}
+    def close(self) -> None:
+        self.problem.close()
 
 
-def profile(env_id: str, popsize: int, steps: int) -> None:
-    """Where the MLP loop's time goes, by function groups (cProfile's own time)."""
-    ours = Ours(env_id, {}, popsize)
+CONTENDERS = ("raw", "lockstep", "linear", "mlp")
+
+
+def measure(env_id: str, popsize: int, rounds: int, steps: int, slots: int | None = None,
+            seed: int = 0) -> dict:
+    """``rounds`` paired rounds: the four contenders back to back in a shuffled order each round."""
+    loops: dict[str, Raw | Lockstep | Ours] = {"raw": Raw(env_id, seed), "lockstep": Lockstep(env_id, popsize + 1, seed),
+             "linear": Ours(env_id, {"policy": "linear"}, popsize, slots), "mlp": Ours(env_id, {}, popsize, slots)}
+    order_rng = np.random.default_rng(seed)
+    rates: dict[str, list[float]] = {k: [] for k in CONTENDERS}
+    for _ in range(rounds):
+        for k in order_rng.permutation(CONTENDERS):
+            rates[str(k)].append(loops[str(k)].run(steps))
+    groups = {k: cast(Ours, loops[k]).group for k in ("linear", "mlp")}
+    for loop in loops.values():
+        loop.close()
+    return {"rates": {k: np.array(v) for k, v in rates.items()}, "groups": groups}
+
+
+def _quartiles(values: np.ndarray) -> tuple[float, float, float]:
+    q25, q50, q75 = np.percentile(values, [25, 50, 75])
+    return float(q50), float(q25), float(q75)
+
+
+def summary(rates: dict[str, np.ndarray]) -> dict[str, tuple[float, float, float]]:
+    """Median and interquartile range of the per-round ratios (``'linear/raw'``, ...)."""
+    out = {}
+    for base in ("raw", "lockstep"):
+        for k in CONTENDERS:
+            if k != base and not (base == "lockstep" and k == "raw"):
+                out[f"{k}/{base}"] = _quartiles(rates[k] / rates[base])
+    return out
+
+
+def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
+    """Where one whole MLP generation's time goes, by function groups (cProfile's own time)."""
+    ours = Ours(env_id, {}, popsize, slots)
     profiler = cProfile.Profile()
     profiler.enable()
-    ours.run(steps)
+    steps, _ = ours.generation()
     profiler.disable()
+    print(f"\none generation: {steps} steps, group {ours.group}")
     stats = pstats.Stats(profiler)
     groups = {"mj_step (MuJoCo)": 0.0, "MuJoCo env (gymnasium's Python)": 0.0, "gymnasium wrappers": 0.0,
               "policy forward": 0.0, "observation statistics": 0.0, "normalizer": 0.0, "actions": 0.0,
@@ -144,7 +209,7 @@ def profile(env_id: str, popsize: int, steps: int) -> None:
         if "policies.py" in path:
             return "policy forward"
         if "obs_norm.py" in path:
-            return "normalizer" if name == "__call__" else "observation statistics"
+            return "normalizer" if name in ("__call__", "into") else "observation statistics"
         if "actions.py" in path:
             return "actions"
         if "rollout.py" in path or "slots.py" in path:
@@ -167,30 +232,38 @@ def profile(env_id: str, popsize: int, steps: int) -> None:
     stats.sort_stats("tottime").print_stats(12)
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["HalfCheetah-v5", "Hopper-v5", "Humanoid-v5"])
     parser.add_argument("--popsize", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=30000)
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--slots", type=int, default=None, help="the engine's group size (default: measured)")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
-    print(f"popsize {args.popsize} + center, 1 process, obs_norm on (every row collects), {args.steps} steps per "
-          f"loop, {args.rounds} interleaved rounds; steps per CPU-second (process time)")
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print("| task | raw env.step min / median | lockstep (popsize+1 envs) min / median | blackbox linear min / median "
-          "| blackbox MLP 64-64 min / median | linear / raw | MLP / raw | lockstep / raw | group (linear, MLP) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"popsize {args.popsize} + center, 1 process, obs_norm on (every row collects); {args.rounds} paired "
+          f"rounds of about {args.steps} steps per contender, the 4 contenders in a shuffled order each round; "
+          f"steps per CPU-second (process time); ratios: median of the per-round ratios [q25-q75]")
+    print(f"load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
+    print("| task | raw | lockstep | linear | MLP | linear / raw | MLP / raw | lockstep / raw "
+          "| linear / lockstep | MLP / lockstep | group (linear, MLP) | load at end |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for env_id in args.envs:
-        m = measure(env_id, args.popsize, args.rounds, args.steps)
-        r = {k: (min(v), statistics.median(v)) for k, v in m["rates"].items()}
-        raw = r["raw"][1]
-        cells = " | ".join(f"{r[k][0]:,.0f} / {r[k][1]:,.0f}" for k in ("raw", "lockstep", "linear", "mlp"))
-        print(f"| {env_id} | {cells} | {r['linear'][1] / raw:.2f}x | {r['mlp'][1] / raw:.2f}x | "
-              f"{r['lockstep'][1] / raw:.2f}x | {m['groups']['linear']}, {m['groups']['mlp']} |", flush=True)
-    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        m = measure(env_id, args.popsize, args.rounds, args.steps, args.slots)
+        rates = m["rates"]
+        ratios = summary(rates)
+        cells = " | ".join(f"{float(np.median(rates[k])):,.0f}" for k in CONTENDERS)
+        shown = ("linear/raw", "mlp/raw", "lockstep/raw", "linear/lockstep", "mlp/lockstep")
+        quart = " | ".join(f"{ratios[k][0]:.2f}x [{ratios[k][1]:.2f}-{ratios[k][2]:.2f}]" for k in shown)
+        print(f"| {env_id} | {cells} | {quart} | {m['groups']['linear']}, {m['groups']['mlp']} | {_load()} |",
+              flush=True)
+    print(f"load average at end: {_load()}")
     if args.profile:
-        profile(args.envs[0], args.popsize, args.steps)
+        profile(args.envs[0], args.popsize, args.slots)
     return 0
 
 

@@ -169,7 +169,7 @@ def test_before_after_reports_a_missing_baseline(bench, tmp_path):
     assert before_after.markdown({"baseline": "x", "skipped": reason, "rows": []}) == f"Skipped: {reason}."
 
 
-def test_rollout_cost_reports_raw_lockstep_and_blackbox_with_min_median_and_load(bench, capsys):
+def test_rollout_cost_reports_paired_rounds_with_median_ratios_iqr_and_load(bench, capsys):
     import_or_skip("gym", "gymnasium")
     rollout_cost = bench("rollout_cost")
     measured = rollout_cost.measure("Pendulum-v1", popsize=3, rounds=2, steps=300)
@@ -179,4 +179,15 @@ def test_rollout_cost_reports_raw_lockstep_and_blackbox_with_min_median_and_load
     assert rollout_cost.main(["--envs", "Pendulum-v1", "--popsize", "3", "--rounds", "1", "--steps", "200"]) == 0
     out = capsys.readouterr().out
     assert "load average at start:" in out and "load average at end:" in out
-    assert out.count("| Pendulum-v1 | ") == 1 and " / " in out
+    assert out.count("| Pendulum-v1 | ") == 1 and "paired rounds" in out
+
+
+def test_rollout_cost_takes_the_median_of_per_round_ratios_not_the_ratio_of_medians(bench):
+    rollout_cost = bench("rollout_cost")
+    rates = {"raw": np.array([10.0, 20.0, 40.0, 80.0]), "lockstep": np.array([5.0, 10.0, 20.0, 40.0]),
+             "linear": np.array([9.0, 18.0, 36.0, 72.0]), "mlp": np.array([80.0, 40.0, 20.0, 10.0])}
+    ratios = rollout_cost.summary(rates)
+    assert ratios["linear/raw"] == (0.9, 0.9, 0.9)  # every round 0.9x, whatever the drift between rounds
+    assert ratios["lockstep/raw"] == (0.5, 0.5, 0.5) and ratios["linear/lockstep"] == (1.8, 1.8, 1.8)
+    assert ratios["mlp/raw"] == pytest.approx((1.25, 0.40625, 3.5))  # median, q25, q75 of 8, 2, 0.5, 0.125
+    assert set(ratios) == {"lockstep/raw", "linear/raw", "mlp/raw", "linear/lockstep", "mlp/lockstep"}

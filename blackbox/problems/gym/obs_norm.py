@@ -63,6 +63,7 @@ class SlotMoments:
         self.shift = np.zeros((int(capacity), self.size), dtype=np.float64)
         # per slot: plain sum, shifted sum, shifted sum of squares
         self.sums = np.zeros((int(capacity), 3, self.size), dtype=np.float64)
+        self._shifted = np.zeros((int(capacity), self.size), dtype=np.float64)  # add's scratch rows
 
     def start(self, slot: int, first: np.ndarray) -> None:
         """A new episode in ``slot`` whose first observation is ``first``."""
@@ -75,9 +76,9 @@ class SlotMoments:
         rows = x[slots]
         sums = self.sums[slots]  # a view for a slice, a copy for indices (written back below)
         sums[:, 0] += rows
-        shifted = np.subtract(rows, self.shift[slots], dtype=np.float64)
+        shifted = np.subtract(rows, self.shift[slots], out=self._shifted[: len(rows)], dtype=np.float64)
         sums[:, 1] += shifted
-        shifted *= shifted
+        np.multiply(shifted, shifted, out=shifted)
         sums[:, 2] += shifted
         if not isinstance(slots, slice):
             self.sums[slots] = sums
@@ -179,3 +180,14 @@ class Normalizer:
         z = (obs - self.mean) / self.std
         np.clip(z, -self.clip, self.clip, out=z)
         return z.astype(np.float32)
+
+    def into(self, obs: np.ndarray, z: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """What ``self(obs)`` returns, computed in the float64 buffer ``z`` and written into the
+        float32 buffer ``out`` (both shaped as ``obs``): the same operations in the same order,
+        so the same bits, with no array allocated (the rollout engine's path, once per step)."""
+        np.subtract(obs, self.mean, out=z)
+        np.divide(z, self.std, out=z)
+        np.maximum(z, -self.clip, out=z)  # np.clip's result (NaN stays NaN), without its Python wrappers
+        np.minimum(z, self.clip, out=z)
+        np.copyto(out, z, casting="same_kind")
+        return out

@@ -158,6 +158,9 @@ class MLPBatch:
         # (slot, 1, width) row vectors from layer to layer, so x @ W + b needs no reshaping.
         self.weights = [np.zeros((self.capacity, i, o), dtype=np.float32) for i, o in policy.layers]
         self.biases = [np.zeros((self.capacity, 1, o), dtype=np.float32) for _, o in policy.layers]
+        # The hidden layers' activations, written in place every step (no allocation per layer
+        # and step); the output layer's result is a fresh array, so the caller may keep it.
+        self.activations = [np.zeros((self.capacity, 1, o), dtype=np.float32) for _, o in policy.layers[:-1]]
         self.act = ACTIVATIONS[policy.activation]
         self.reference: np.ndarray | None = None
 
@@ -211,8 +214,9 @@ class MLPBatch:
         """Outputs ``(live, out)`` of slots ``[0, live)`` for float32 inputs ``x`` ``(live, in)``."""
         h = x[:, None, :]
         act = self.act
-        for w, b in zip(self.weights[:-1], self.biases[:-1]):
-            h = np.matmul(h, w[:live])
+        for w, b, buffer in zip(self.weights, self.biases, self.activations):
+            # the same batched product as np.matmul(h, w) returns, written into the layer's buffer
+            h = np.matmul(h, w[:live], out=buffer[:live])
             h += b[:live]
             act(h)
         h = np.matmul(h, self.weights[-1][:live])

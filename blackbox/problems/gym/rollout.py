@@ -199,6 +199,9 @@ class BatchedRollouts:
         slots, batch, adapter = self.slots, self.batch, self.adapter
         obs = np.zeros((cap, self.obs_size), dtype=slots.obs_dtype)
         as_is = normalizer is None and obs.dtype == np.float32  # feed the buffer to the policy directly
+        # the policy's float32 inputs and the normalizer's float64 scratch, rewritten every step
+        inputs_buffer = np.zeros((cap, self.obs_size), dtype=np.float32)
+        scratch = np.zeros((cap, self.obs_size), dtype=np.float64) if normalizer is not None else None
         check_rewards = not slots.finite_rewards
         job_of = np.zeros(cap, dtype=np.int64)
         ret = np.zeros(cap, dtype=np.float64)
@@ -250,8 +253,11 @@ class BatchedRollouts:
             x = obs[:live]
             if as_is:
                 inputs = x
+            elif normalizer is not None:
+                inputs = normalizer.into(x, cast(np.ndarray, scratch)[:live], inputs_buffer[:live])
             else:
-                inputs = normalizer(x) if normalizer is not None else x.astype(np.float32)
+                inputs = inputs_buffer[:live]
+                np.copyto(inputs, x, casting="same_kind")  # what x.astype(np.float32) gives
             if sampling:  # the collecting slots' running sums, in one update for all of them
                 cast(SlotMoments, stats).add(x, slice(0, live) if sampling == live
                                              else np.flatnonzero(collecting[:live]))

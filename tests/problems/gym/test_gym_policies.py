@@ -52,6 +52,26 @@ def test_each_slot_depends_only_on_itself(activation):
     np.testing.assert_array_equal(wide.forward(x[9:10], 1)[0], out[9])
 
 
+@pytest.mark.parametrize("hidden", [(), (64, 64), (32,)])
+def test_forward_in_preallocated_buffers_gives_the_plain_products_bits_and_a_fresh_output(hidden):
+    policy = MLPPolicy(5, 3, hidden)
+    params = np.random.default_rng(0).standard_normal((6, policy.dim))
+    batch = policy.batch(6)
+    for slot in range(6):
+        batch.load(slot, params[slot])
+    x = np.random.default_rng(1).standard_normal((6, 5)).astype(np.float32)
+    h = x[:, None, :]  # the plain layer-by-layer products, a fresh array per layer
+    for k, (w, b) in enumerate(zip(batch.weights, batch.biases)):
+        h = np.matmul(h, w) + b
+        if k < len(batch.weights) - 1:
+            h = np.tanh(h)
+    out = batch.forward(x, 6)
+    np.testing.assert_array_equal(out, h[:, 0, :])
+    kept = out.copy()
+    batch.forward(x[::-1].copy(), 6)  # a later step rewrites the hidden buffers, never the output given out
+    np.testing.assert_array_equal(out, kept)
+
+
 def test_initialization_as_in_the_paper():
     policy = MLPPolicy(4, 2)
     theta = policy.initial_params(np.random.default_rng(0))

@@ -384,3 +384,20 @@ def test_a_subclass_with_its_own_evaluate_gets_the_dense_rows():
     assert not problem.takes_row_source and GymProblem("CartPole-v1", policy="linear").takes_row_source
     population = Population.from_dense(np.zeros((2, problem.dim)))
     assert len(evaluate_rows(problem, population, np.arange(2)).fitness) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.uint8])
+def test_the_engines_in_place_normalizer_gives_the_calls_bits(dtype):
+    from blackbox.problems.gym.obs_norm import Normalizer
+
+    rng = np.random.default_rng(3)
+    normalizer = Normalizer(rng.standard_normal(7), rng.random(7) + 0.05, 2.0)
+    obs = (rng.standard_normal((5, 7)) * 40).astype(dtype) if dtype != np.uint8 else rng.integers(0, 255, (5, 7)).astype(np.uint8)
+    if dtype != np.uint8:
+        obs[0, 0], obs[1, 1], obs[2, 2] = np.nan, np.inf, -np.inf
+    z, out = np.full((5, 7), 9.0), np.full((5, 7), 9.0, dtype=np.float32)
+    given = normalizer.into(obs, z, out)
+    assert given is out
+    expected = normalizer(obs)
+    assert expected.dtype == np.float32
+    np.testing.assert_array_equal(out.view(np.uint32), expected.view(np.uint32))  # the very bits, NaN included

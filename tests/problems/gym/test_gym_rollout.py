@@ -179,6 +179,21 @@ def test_the_measured_group_size_is_a_power_of_two_within_bounds_and_can_be_set(
     assert fixed.group_size == 5
 
 
+def test_the_measured_group_keeps_the_slots_weights_within_the_cache_budget():
+    from blackbox.problems.gym.groups import SLOT_CACHE_BYTES, cache_group_limit
+
+    assert SLOT_CACHE_BYTES == 256 * 1024
+    assert [cache_group_limit(d) for d in (5702, 108, 32768, 32769, 159505, 10**7)] == [8, 512, 2, 1, 1, 1]
+    # Pendulum's steps are cheap, so the timing alone would take a large group; the MLP 64-64's
+    # 4,481 float32 weights a slot (17.9 KB) allow 8 slots
+    problem = GymProblem("Pendulum-v1")
+    problem.evaluate(np.zeros((2, problem.dim)), np.arange(2))
+    assert problem.dim == 4481 and 1 <= problem.group_size <= 8
+    fixed = GymProblem("Pendulum-v1", slots=64)  # a group set by hand is taken as it is
+    fixed.evaluate(np.zeros((2, fixed.dim)), np.arange(2))
+    assert fixed.group_size == 64
+
+
 @pytest.mark.parametrize("bad", [0, -3, 2.5, "many", True])
 def test_a_bad_group_size_is_one_line_naming_it(bad):
     from blackbox.errors import ConfigError
