@@ -194,6 +194,19 @@ def test_the_measured_group_keeps_the_slots_weights_within_the_cache_budget():
     assert fixed.group_size == 64
 
 
+def test_weights_on_another_device_are_not_held_to_the_cpus_cache_budget():
+    from types import SimpleNamespace
+
+    from blackbox.problems.gym.groups import MAX_GROUP, weights_group_limit
+
+    dim = 159_505  # Humanoid's MLP 256x256: one slot's float32 weights fill the CPU budget
+    assert weights_group_limit(SimpleNamespace(dim=dim)) == 1  # numpy policy
+    assert weights_group_limit(SimpleNamespace(dim=dim, device=None)) == 1
+    assert weights_group_limit(SimpleNamespace(dim=dim, device="cpu")) == 1  # torch on the CPU
+    assert weights_group_limit(SimpleNamespace(dim=dim, device="cuda:0")) == MAX_GROUP
+    assert weights_group_limit(SimpleNamespace(dim=108, device="cpu")) == 512
+
+
 @pytest.mark.parametrize("bad", [0, -3, 2.5, "many", True])
 def test_a_bad_group_size_is_one_line_naming_it(bad):
     from blackbox.errors import ConfigError
