@@ -24,6 +24,13 @@ process CPU (JAX's CPU backend uses threads, so CPU time can exceed wall time).
 ``--brax`` adds a third table: env steps per second of whole ``brax:hopper`` generations (spring
 backend, one compiled call) against blackbox's gymnasium MuJoCo ``Hopper-v5`` path, same popsize,
 MLP, episode length and strategy (:func:`brax_throughput`).
+
+``--evotorch-python PY`` adds a fourth: steps per second of whole ``brax:ant`` generations against EvoTorch's
+VecGymNE on Brax's ``ant``, same backend (spring), popsize, episode length, MLP, start vector and strategy
+(SNES), EvoTorch run in ``PY`` (its own environment: torch, evotorch, brax) as a subprocess
+(:func:`evotorch_brax`, :mod:`evotorch_brax`); the load average is printed per contender.
+
+    nice -n 19 python benchmarks/jax_tasks.py --only --overhead-generations 0 --evotorch-python /tmp/peers/bin/python
 """
 
 from __future__ import annotations
@@ -317,6 +324,96 @@ def traffic_table(t: dict[str, float]) -> list[str]:
             f"| for scale: the population as dense float32 rows | {t['dense_up']:,.0f} |"]
 
 
+def torch_layout(row: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """blackbox's MLP row (per layer: an (in, out) kernel row-major, then the bias) in torch's order
+    (per ``nn.Linear``: its (out, in) weight, then the bias), so both contenders start from one policy."""
+    parts, at = [], 0
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        parts += [row[at: at + a * b].reshape(a, b).T.reshape(-1), row[at + a * b: at + a * b + b]]
+        at += a * b + b
+    return np.concatenate(parts)
+
+
+def evotorch_brax(python: str, env: str = "ant", popsize: int = 64, episode_length: int = 1000,
+                  generations: int = 3, sigma: float = 0.05, shim: bool = True,
+                  timeout: float = 1800.0) -> list[dict[str, float | str]]:
+    """Env steps per second of whole ``brax:<env>`` generations, blackbox against EvoTorch's VecGymNE, side by
+    side: same Brax env and backend (spring), episode length, popsize, MLP (16 tanh, tanh actions), start
+    vector and strategy (SNES, sigma ``sigma``); EvoTorch runs in ``python`` (its own interpreter, as a
+    subprocess: :mod:`evotorch_brax`). Steps are counted as both count them (each episode until its first
+    done); the first generation (compiling) is timed apart; the load average is taken before each."""
+    import blackbox as bb
+    from blackbox.core.executor import evaluate_rows
+
+    problem = bb.make_problem(f"brax:{env},hidden=[{HIDDEN}],episode_length={episode_length}")
+    x0 = problem.initial_params(np.random.default_rng(0))
+    rows: list[dict[str, float | str]] = []
+    load = os.getloadavg()[0]
+    es = bb.make_strategy("snes", dim=problem.dim, popsize=popsize, sigma=sigma, seed=0, x0=x0)
+    wall = cpu = first = 0.0
+    steps = 0
+    for generation in range(generations + 1):
+        w, c = time.perf_counter(), time.process_time()
+        population = es.ask()
+        result = evaluate_rows(problem, population, np.arange(popsize) + generation * popsize)
+        es.tell(result.fitness)
+        w, c = time.perf_counter() - w, time.process_time() - c
+        if generation == 0:
+            first = w
+        else:
+            wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
+    rows.append({"contender": f"blackbox brax:{env} (one compiled call)", "first_wall": first,
+                 "wall": wall / generations, "cpu": cpu / generations, "steps_per_wall_s": steps / wall,
+                 "steps_per_cpu_s": steps / cpu, "load": load})
+    sizes = problem.policy.sizes
+    options = {"env": env, "backend": problem.backend, "episode_length": episode_length, "popsize": popsize,
+               "hidden": HIDDEN, "sigma": sigma, "generations": generations, "shim": shim,
+               "x0": torch_layout(x0, sizes).tolist()}
+    rows.append(evotorch_row(python, options, timeout))
+    return rows
+
+
+def evotorch_row(python: str, options: dict, timeout: float = 1800.0) -> dict[str, float | str]:
+    """Run :mod:`evotorch_brax` in ``python`` with ``options``; its row of the table, or the row with the last line
+    of its error when it does not run (a missing EvoTorch, a JAX it does not know)."""
+    import json
+    import subprocess
+
+    peer = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evotorch_brax.py")
+    load = os.getloadavg()[0]
+    label = f"EvoTorch VecGymNE brax::{options['env']}"
+    try:  # the child's CPU time is read in the child itself (JAX's and torch's threads in one process)
+        done = subprocess.run([python, peer, json.dumps(options)], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"contender": label, "error": f"{type(exc).__name__}: {exc}", "load": load}
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return {"contender": label, "error": (done.stderr.strip().splitlines() or ["no output"])[-1], "load": load}
+    peer_result = json.loads(lines[-1])
+    restored = peer_result["restored"]
+    versions = peer_result["versions"]
+    generations = options["generations"]
+    return {"contender": f"EvoTorch {versions['evotorch']} VecGymNE brax::{options['env']} (torch {versions['torch']}"
+                         + (f"; JAX names restored: {', '.join(restored)}" if restored else "") + ")",
+            "first_wall": peer_result["first_wall"], "wall": peer_result["wall"], "cpu": peer_result["cpu"],
+            "steps_per_wall_s": peer_result["steps"] / (peer_result["wall"] * generations),
+            "steps_per_cpu_s": peer_result["steps"] / (peer_result["cpu"] * generations), "load": load}
+
+
+def evotorch_table(measured: list[dict[str, float | str]], popsize: int, episode_length: int) -> list[str]:
+    """The Markdown table of :func:`evotorch_brax`'s rows; a contender that did not run shows its error."""
+    lines = [f"| brax ant (spring), popsize {popsize}, {episode_length}-step episodes, MLP {HIDDEN}, SNES "
+             "| first generation, wall s | generation, wall s | generation, CPU s | steps/s (wall) | steps/s (CPU) "
+             "| load before |", "|---|---|---|---|---|---|---|"]
+    for m in measured:
+        if "error" in m:
+            lines.append(f"| {m['contender']} | does not run: `{m['error']}` | | | | | {m['load']:.1f} |")
+        else:
+            lines.append(f"| {m['contender']} | {m['first_wall']:.1f} | {m['wall']:.2f} | {m['cpu']:.2f} | "
+                         f"{m['steps_per_wall_s']:,.0f} | {m['steps_per_cpu_s']:,.0f} | {m['load']:.1f} |")
+    return lines
+
+
 def table(outcomes: list[Outcome]) -> list[str]:
     lines = ["| task | contender | solved | generations (median) | time to solve, wall s (median) | CPU s (median) "
              "| compile s | env steps (median) |", "|---|---|---|---|---|---|---|---|"]
@@ -353,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
                         "generalized, mjx)")
     parser.add_argument("--traffic", action=argparse.BooleanOptionalAction, default=True,
                         help="measure the bytes a generation moves between host and device")
+    parser.add_argument("--evotorch-python", default=None,
+                        help="an interpreter with evotorch, torch and brax: time brax:ant generations against "
+                             "EvoTorch's VecGymNE run in it (popsize, episode length, generations: --brax-*)")
+    parser.add_argument("--evotorch-shim", action=argparse.BooleanOptionalAction, default=True,
+                        help="restore the JAX names EvoTorch 0.6.1 calls and JAX >= 0.7 removed "
+                             "(--no-evotorch-shim: EvoTorch as shipped, which stops at the first)")
     args = parser.parse_args(argv)
     outcomes: list[Outcome] = []
     failures: list[str] = []
@@ -378,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     if failures:
         print(*sorted(set(failures)), sep="\n", flush=True)
     lines = [f"Machine: {machine()}; JAX device: {jax_device()}; jax {version('jax')}, gymnax {version('gymnax')}, evosax {version('evosax')}, "
-             f"numpy {version('numpy')}" + (f", brax {version('brax')}." if args.brax else "."), "",
+             f"numpy {version('numpy')}" + (f", brax {version('brax')}." if args.brax or args.evotorch_python else "."), "",
              *(table(outcomes) + [""] if outcomes else []),
              *([f"Did not run: {line}" for line in sorted(set(failures))] + [""] if failures else [])]
     if args.overhead_generations > 0:  # 0: no overhead table
@@ -403,6 +506,10 @@ def main(argv: list[str] | None = None) -> int:
                   "runs the masked steps after a done, counted in the last column."]
     if args.traffic:
         lines += ["", *traffic_table(traffic(f"gymnax:CartPole-v1,hidden=[{HIDDEN}]", 1024))]
+    if args.evotorch_python:
+        measured = evotorch_brax(args.evotorch_python, "ant", args.brax_popsize, args.brax_episode_length,
+                                 args.brax_generations, shim=args.evotorch_shim)
+        lines += ["", *evotorch_table(measured, args.brax_popsize, args.brax_episode_length)]
     report(lines, args.markdown)
     return 0
 

@@ -47,3 +47,51 @@ def test_brax_throughput_times_whole_generations(jax_tasks):
     rows = jax_tasks.brax_throughput(popsize=4, episode_length=5, generations=1, gym=False)
     assert [r["contender"] for r in rows] == ["brax hopper (spring, one compiled call)"]
     assert rows[0]["steps_per_cpu_s"] > 0 and rows[0]["first_wall"] > rows[0]["wall"]
+
+
+def test_torch_layout_gives_torch_linear_layers_the_same_policy(jax_tasks):
+    """The EvoTorch contender starts from blackbox's start vector: same outputs for the same observation."""
+    import numpy as np
+
+    sizes = (5, 3, 2)
+    row = np.random.default_rng(0).standard_normal(5 * 3 + 3 + 3 * 2 + 2)
+    obs = np.random.default_rng(1).standard_normal(5)
+    ours, at = obs, 0  # blackbox's MLP: x @ (in, out) kernel + bias, tanh between layers
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        ours = ours @ row[at: at + a * b].reshape(a, b) + row[at + a * b: at + a * b + b]
+        ours, at = (np.tanh(ours) if i == 0 else ours), at + a * b + b
+    torch_row = jax_tasks.torch_layout(row, sizes)
+    theirs, at = obs, 0  # torch's nn.Linear: (out, in) weight @ x + bias
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        theirs = torch_row[at: at + a * b].reshape(b, a) @ theirs + torch_row[at + a * b: at + a * b + b]
+        theirs, at = (np.tanh(theirs) if i == 0 else theirs), at + a * b + b
+    assert np.array_equal(ours, theirs)
+
+
+def _fake_python(tmp_path, body: str) -> str:
+    script = tmp_path / "python"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_evotorch_row_reads_the_peers_json_line(jax_tasks, tmp_path):
+    result = ('{"first_wall": 20.0, "wall": 2.0, "cpu": 1.0, "steps": 6000, "dim": 584, "restored": ["jax.tree_map"],'
+              ' "versions": {"evotorch": "0.6.1", "torch": "2.13.0", "brax": "0.14.2", "jax": "0.10.2"}}')
+    python = _fake_python(tmp_path, f"echo 'a log line'\necho '{result}'")
+    row = jax_tasks.evotorch_row(python, {"env": "ant", "generations": 3})
+    assert row["contender"] == "EvoTorch 0.6.1 VecGymNE brax::ant (torch 2.13.0; JAX names restored: jax.tree_map)"
+    assert row["steps_per_wall_s"] == 1000.0 and row["steps_per_cpu_s"] == 2000.0
+    lines = jax_tasks.evotorch_table([row], popsize=64, episode_length=1000)
+    assert lines[2].startswith("| EvoTorch 0.6.1 VecGymNE brax::ant (torch 2.13.0; JAX names restored: jax.tree_map)"
+                               " | 20.0 | 2.00 | 1.00 | 1,000 | 2,000 | ")
+
+
+def test_evotorch_row_records_the_error_of_a_peer_that_does_not_run(jax_tasks, tmp_path):
+    python = _fake_python(tmp_path, "echo 'Traceback ...' >&2\n"
+                                    "echo \"AttributeError: module 'jax' has no attribute 'tree_map'\" >&2\nexit 1")
+    row = jax_tasks.evotorch_row(python, {"env": "ant", "generations": 3})
+    assert row["error"] == "AttributeError: module 'jax' has no attribute 'tree_map'"
+    lines = jax_tasks.evotorch_table([row], popsize=64, episode_length=1000)
+    assert lines[2].startswith("| EvoTorch VecGymNE brax::ant | does not run: "
+                               "`AttributeError: module 'jax' has no attribute 'tree_map'` | | | | | ")
