@@ -136,7 +136,7 @@ PRESETS: dict[str, Preset] = {
         run_for={"ars": {"max_steps": 10_000_000}, "openai-es": {"generations": 300}},
         source="ARS with RL Baselines3 Zoo's tuned Pendulum-v1 settings (ars.yml), 5 shared start states "
                "(3 overfit them: seed 104 -145 on its starts, -311 over 100 fresh episodes); 5 chosen on "
-               "tuning seeds 0-2 (solved, 2.7M-5.7M steps), before the fresh seeds 100-109"),
+               "tuning seeds 0-2 (solved, 2.7M-5.7M steps); 10/10 on seeds 100-109"),
     "MountainCarContinuous-v0": Preset(
         strategy="ars",
         strategies={"ars": {"popsize": 8, "top": 1, "sigma": 0.2, "lr": 0.018},
@@ -163,8 +163,9 @@ PRESETS: dict[str, Preset] = {
         problem_for={"snes": _ARS_LINEAR, "openai-es": _MUJOCO_PROBLEM},
         run={"goal_episodes": 10, "max_time": 1800.0}, run_for={"snes": {"max_steps": 3_000_000}},
         source="SNES (the paper's defaults, twice its default population: 26) on the linear policy of Mania et "
-               "al. 2018; chosen on tuning seeds 0-4 (5/5, 351k-513k steps; the default 13 was 8/10 on seeds "
-               "100-109, ARS V1-t with 8 directions, the best 4, 286 after 1M steps on seed 0)"),
+               "al. 2018; chosen on tuning seeds 0-4 (5/5, 297k-513k steps; the default 13 was 8/10 on seeds "
+               "100-109; ARS V1-t, 8 directions, the best 4, was at 286 after 1M steps on seed 0); 10/10 on "
+               "seeds 100-109"),
     "Hopper-v5": _ars_mujoco({"popsize": 16, "top": 4, "sigma": 0.025, "lr": 0.01}, {"reward_shift": -1.0},
                              6_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in training); "
                              "10/10 on seeds 100-109 at goal 3,120"),
