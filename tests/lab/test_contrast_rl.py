@@ -154,7 +154,7 @@ def test_the_presets_step_budget():
     cartpole = resolve_run_config(run_config_from_flags(["--problem", "gym:CartPole-v1"]))
     assert preset_step_budget(cartpole) == 100 * 257 * 500  # generations x (popsize + center) x horizon
     pendulum = resolve_run_config(run_config_from_flags(["--problem", "gym:Pendulum-v1"]))
-    assert preset_step_budget(pendulum) == 6_000_000
+    assert preset_step_budget(pendulum) == 10_000_000
     timed = resolve_run_config(run_config_from_flags(["--problem", "gym:CartPole-v1", "--max-time", "5"]))
     assert preset_step_budget(timed) is None
 
@@ -180,9 +180,9 @@ def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
     monkeypatch.setattr(rl, "_es_curve", es_curve)
     monkeypatch.setattr(rl, "train_sb3", train)
     report = rl.run_rl_contrast("Pendulum-v1", run_config_from_flags)
-    assert seen["es_flags"][-2:] == ["--max-steps", "6000000"] and seen["rl"]["max_steps"] == 6_000_000
-    assert ("same step budget for both: 6,000,000 steps, the larger of the zoo's n_timesteps (100,000) and the "
-            "preset's (6,000,000)") in report.notes
+    assert seen["es_flags"][-2:] == ["--max-steps", "10000000"] and seen["rl"]["max_steps"] == 10_000_000
+    assert ("same step budget for both: 10,000,000 steps, the larger of the zoo's n_timesteps (100,000) and the "
+            "preset's (10,000,000)") in report.notes
 
 
 @needs_sb3
