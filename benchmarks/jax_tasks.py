@@ -223,6 +223,29 @@ def overhead(popsize: int = 1024, generations: int = 20) -> dict[str, float]:
             "generation_cpu": loop_cpu / generations, "call_cpu": call_cpu / generations}
 
 
+def timed_generations(problem, es, popsize: int, generations: int, brax: bool) -> tuple[float, float, float, int, int]:
+    """``generations + 1`` generations of ask -> ``evaluate_rows`` -> tell: the first one's wall time
+    (compiling) apart, then the others' wall and CPU time, counted steps, and physics steps run (a Brax
+    scan runs every episode to its end, done or not)."""
+    from blackbox.core.executor import evaluate_rows
+
+    first = wall = cpu = 0.0
+    steps = simulated = 0
+    for generation in range(generations + 1):
+        w, c = time.perf_counter(), time.process_time()
+        population = es.ask()
+        result = evaluate_rows(problem, population, np.arange(popsize) + generation * popsize)
+        es.tell(result.fitness)
+        w, c = time.perf_counter() - w, time.process_time() - c
+        if generation == 0:
+            first = w
+            continue
+        wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
+        simulated += (len(population) * problem.episodes * problem.episode_length if brax
+                      else int(result.steps.sum()))
+    return first, wall, cpu, steps, simulated
+
+
 def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: int = 3,
                     gym: bool = True, env: str = "hopper", backend: str = "spring") -> list[dict[str, float | str]]:
     """Env steps per second of whole generations: ``brax:hopper`` (one compiled call) against the gymnasium
@@ -230,7 +253,6 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
     (compiling) is timed apart. Steps are the counted ones (each episode until its first done), as the
     gym problem counts them; the Brax scan also runs the masked steps after a done."""
     import blackbox as bb
-    from blackbox.core.executor import evaluate_rows
 
     specs = [(f"brax {env} ({backend}, one compiled call)",
               f"brax:{env},backend={backend},hidden=[{HIDDEN}],episode_length={episode_length}")]
@@ -243,22 +265,8 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
         problem = bb.make_problem(spec)
         es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.05, lr=0.02, seed=0,
                               x0=problem.initial_params(np.random.default_rng(0)))
-        wall = cpu = 0.0
-        steps = simulated = 0
-        first = 0.0
-        for generation in range(generations + 1):
-            w, c = time.perf_counter(), time.process_time()
-            population = es.ask()
-            result = evaluate_rows(problem, population, np.arange(popsize) + generation * popsize)
-            es.tell(result.fitness)
-            w, c = time.perf_counter() - w, time.process_time() - c
-            if generation == 0:
-                first = w
-            else:
-                wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
-                # the physics steps run: a Brax scan runs every episode to its end, done or not
-                simulated += (len(population) * problem.episodes * problem.episode_length
-                              if spec.startswith("brax:") else int(result.steps.sum()))
+        first, wall, cpu, steps, simulated = timed_generations(problem, es, popsize, generations,
+                                                               brax=spec.startswith("brax:"))
         close = getattr(problem, "close", None)
         if close is not None:
             close()
@@ -343,25 +351,13 @@ def evotorch_brax(python: str, env: str = "ant", popsize: int = 64, episode_leng
     subprocess: :mod:`evotorch_brax`). Steps are counted as both count them (each episode until its first
     done); the first generation (compiling) is timed apart; the load average is taken before each."""
     import blackbox as bb
-    from blackbox.core.executor import evaluate_rows
 
     problem = bb.make_problem(f"brax:{env},hidden=[{HIDDEN}],episode_length={episode_length}")
     x0 = problem.initial_params(np.random.default_rng(0))
     rows: list[dict[str, float | str]] = []
     load = os.getloadavg()[0]
     es = bb.make_strategy("snes", dim=problem.dim, popsize=popsize, sigma=sigma, seed=0, x0=x0)
-    wall = cpu = first = 0.0
-    steps = 0
-    for generation in range(generations + 1):
-        w, c = time.perf_counter(), time.process_time()
-        population = es.ask()
-        result = evaluate_rows(problem, population, np.arange(popsize) + generation * popsize)
-        es.tell(result.fitness)
-        w, c = time.perf_counter() - w, time.process_time() - c
-        if generation == 0:
-            first = w
-        else:
-            wall, cpu, steps = wall + w, cpu + c, steps + int(result.steps.sum())
+    first, wall, cpu, steps, _ = timed_generations(problem, es, popsize, generations, brax=True)
     rows.append({"contender": f"blackbox brax:{env} (one compiled call)", "first_wall": first,
                  "wall": wall / generations, "cpu": cpu / generations, "steps_per_wall_s": steps / wall,
                  "steps_per_cpu_s": steps / cpu, "load": load})
