@@ -49,6 +49,6 @@ def test_readme_states_the_test_duration_and_a_quick_subset_that_exists():
     from tests.conftest import QUICK
 
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert "The test line takes about 9 minutes on a quiet 2-core machine" in text
+    assert "The test line takes about 10 minutes on a quiet 2-core machine" in text
     assert "`python -m pytest -m quick`" in text
     assert all((ROOT / "tests" / path).exists() for path in QUICK)
