@@ -36,13 +36,11 @@ Assumes IEEE float32 with subnormals (no flush-to-zero mode), as numpy runs by d
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -367,14 +365,16 @@ def _sum_chunks(plan: ReductionPlan, work: list[Entries], chunks: list[tuple[int
     width = max((stop - start for start, stop in chunks), default=0)
     acc, acc_sq, tmp = (np.empty(width, dtype=np.float32) for _ in range(3))
     scratch = np.empty(width, dtype=np.int64)
-    windows = functools.lru_cache(maxsize=2)(partial(np.lib.stride_tricks.sliding_window_view, data))
     for start, stop in chunks:
         a, a_sq, t = acc[: stop - start], acc_sq[: stop - start], tmp[: stop - start]
+        windows = None  # the table's slices of this chunk's width, as rows of one view (made once)
         for entries in work:
             a[...] = 0.0
             a_sq[...] = 0.0
             if stop - start <= min(_GATHER_WIDTH, 2 * len(entries[0])):  # narrow, and many slices
-                _gathered_sums(windows(stop - start), entries, start, a, a_sq)
+                if windows is None:
+                    windows = np.lib.stride_tricks.sliding_window_view(data, stop - start)
+                _gathered_sums(windows, entries, start, a, a_sq)
                 _add_fixed(linear_total[start:stop], a, plan.linear_exponent, scratch)
                 if squares_total is not None and plan.square_exponent is not None:
                     _add_fixed(squares_total[start:stop], a_sq, plan.square_exponent, scratch)
