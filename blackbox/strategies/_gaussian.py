@@ -91,7 +91,7 @@ class NoiseTableStrategy(Strategy):
     def ask_ahead(self) -> Population:
         return self._typed(super().ask_ahead())
 
-    def tell(self, fitness: Any) -> None:
+    def tell(self, fitness: object) -> None:
         super().tell(fitness)
         self._round_center()
 
