@@ -10,6 +10,7 @@ change them in place.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NoReturn, Protocol, overload
 
 import numpy as np
@@ -59,7 +60,7 @@ def tell_coefficients(strategy: Any, population: Population,
         return None  # tell would update in place without reducing
     saved = dict(strategy.__dict__)
     state = saved.get("state") if getattr(strategy, "State", None) is not None else None
-    saved_state = dict(vars(state)) if state is not None else None
+    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)} if state is not None else {}
     strategy.reducer = _capture
     try:
         strategy._tell(population, fitness)
@@ -68,9 +69,8 @@ def tell_coefficients(strategy: Any, population: Population,
     finally:  # _tell rebinds fields (sigma, the state's, ...) before it reduces: put every one back
         strategy.__dict__.clear()
         strategy.__dict__.update(saved)
-        if saved_state is not None:
-            vars(state).clear()
-            vars(state).update(saved_state)
+        for name, value in fields.items():
+            setattr(state, name, value)
     return None
 
 

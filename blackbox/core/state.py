@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import weakref
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 import numpy as np
@@ -61,19 +63,27 @@ class StateLayout(NamedTuple):
 
     fields: tuple[str, ...]
     rows: tuple[str, ...]
-    bounds: dict[str, str]
-    transient: dict[str, object]
+    bounds: Mapping[str, str]
+    transient: Mapping[str, object]
 
 
 def state_layout(state_type: type[object]) -> StateLayout:
-    """The :class:`StateLayout` a ``State`` dataclass declares with :func:`state_field`."""
+    """The :class:`StateLayout` a ``State`` dataclass declares with :func:`state_field` (read once per class)."""
+    known = _LAYOUTS.get(state_type)
+    if known is not None:
+        return known
     if not dataclasses.is_dataclass(state_type):
         raise TypeError(f"State must be a dataclass, got {state_type!r}")
     declared = dataclasses.fields(state_type)
     saved = [f for f in declared if f.metadata.get("saved", True)]
-    return StateLayout(tuple(f.name for f in saved), tuple(f.name for f in saved if f.metadata.get("rows")),
-                       {f.name: f.metadata["bound"] for f in saved if f.metadata.get("bound")},
-                       {f.name: f.default for f in declared if not f.metadata.get("saved", True)})
+    layout = _LAYOUTS[state_type] = StateLayout(
+        tuple(f.name for f in saved), tuple(f.name for f in saved if f.metadata.get("rows")),
+        MappingProxyType({f.name: f.metadata["bound"] for f in saved if f.metadata.get("bound")}),
+        MappingProxyType({f.name: f.default for f in declared if not f.metadata.get("saved", True)}))
+    return layout
+
+
+_LAYOUTS: weakref.WeakKeyDictionary[type[object], StateLayout] = weakref.WeakKeyDictionary()
 
 
 class StateView(Generic[_T]):

@@ -110,9 +110,8 @@ class Strategy(CoefficientsStep, StartPoint, DeclaredState, ABC):
         return None
 
     def _setup(self) -> None:
-        """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
-        need the dimension, the initial state); called at the end of the constructor, before
-        ``_start()`` (:mod:`blackbox.core.start`) derives what depends on the center."""
+        """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks, the
+        initial ``self.state``); the constructor calls it before ``_start()`` (:mod:`blackbox.core.start`)."""
 
     # -- the protocol ---------------------------------------------------------------------
     @property
@@ -238,13 +237,12 @@ class Strategy(CoefficientsStep, StartPoint, DeclaredState, ABC):
         return None
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, "
-                f"generation={self.generation}, seed={self.seed})")
+        return f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, generation={self.generation}, seed={self.seed})"
 
     # -- for subclasses -------------------------------------------------------------------
     @abstractmethod
     def _ask(self) -> Population:
-        """Sample a population; change state only through ``self.rng``."""
+        """Sample a population; change only ``self.rng`` and what ``_tell`` needs (the ``State``'s unsaved fields)."""
 
     @abstractmethod
     def _tell(self, population: Population, fitness: np.ndarray) -> float | None:

@@ -72,7 +72,7 @@ def declared_state(strategy: DeclaredState) -> tuple[object, StateLayout]:
     ``State``'s layout, or (written before ``State``) itself and its ``state_fields``."""
     if strategy.State is not None:
         return vars(strategy)["state"], state_layout(strategy.State)
-    return strategy, StateLayout(strategy.state_fields, strategy.state_rows, dict(strategy.state_bounds), {})
+    return strategy, StateLayout(strategy.state_fields, strategy.state_rows, strategy.state_bounds, {})
 
 
 def save_state(strategy: Strategy) -> dict[str, Any]:

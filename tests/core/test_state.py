@@ -96,3 +96,22 @@ def test_coefficients_put_back_the_state_fields_tell_rebinds_before_it_reduces()
     stdev = es.state.stdev
     got = es.coefficients(population, np.arange(6, dtype=float))
     assert got is not None and es.state.stdev is stdev and np.array_equal(stdev, np.full(4, 0.1))
+
+
+class SlotsState(RebindsFirst):
+    """The same with a State of slots (no ``__dict__``): saved, loaded and put back all the same."""
+
+    @dataclasses.dataclass(slots=True)
+    class State:
+        stdev: np.ndarray = state_field(bound=NONNEGATIVE)
+
+
+def test_a_state_with_slots_is_saved_loaded_and_put_back():
+    es = SlotsState(dim=4, popsize=6, seed=3)
+    population = es.ask()
+    stdev = es.state.stdev
+    assert es.coefficients(population, np.arange(6, dtype=float)) is not None and es.state.stdev is stdev
+    es.tell(np.arange(6, dtype=float))
+    twin = SlotsState(dim=4, popsize=6, seed=9)
+    twin.load_state_dict(es.state_dict())
+    assert np.array_equal(twin.state.stdev, es.state.stdev) and twin.state.stdev is not es.state.stdev
