@@ -115,3 +115,38 @@ def test_a_state_with_slots_is_saved_loaded_and_put_back():
     twin = SlotsState(dim=4, popsize=6, seed=9)
     twin.load_state_dict(es.state_dict())
     assert np.array_equal(twin.state.stdev, es.state.stdev) and twin.state.stdev is not es.state.stdev
+
+
+class NamedLists(bb.Strategy):
+    """A strategy written before ``State``: its evolving attributes named in ``state_fields``."""
+
+    name = "named-lists"
+    state_fields = ("scale", "kept")
+    state_bounds = {"scale": POSITIVE}
+    state_rows = ("kept",)
+
+    def __init__(self, dim=None, *, popsize=4, x0=None, seed=None):
+        super().__init__(dim, popsize=popsize, x0=x0, seed=seed)
+        self.scale = np.ones(self.dim)
+        self.kept = self._center[None, :].copy()
+
+    def _ask(self):
+        return bb.Population.from_dense(self._center + self.scale * self.rng.standard_normal((self.popsize, self.dim)))
+
+    def _tell(self, population, fitness):
+        self.kept = population.params[np.argsort(-fitness)[:2]].copy()
+        self._center = self.kept[0].copy()
+        self.scale = self.scale * 0.9
+
+
+def test_a_strategy_with_the_name_lists_of_before_still_saves_checks_and_loads():
+    es = NamedLists(dim=3, seed=1)
+    es.ask()
+    es.tell(np.arange(4, dtype=float))
+    state = es.state_dict()
+    assert list(state)[-2:] == ["scale", "kept"] and state["kept"].shape == (2, 3)  # rows changed: allowed
+    twin = NamedLists(dim=3, seed=2)
+    twin.load_state_dict(state)
+    assert np.array_equal(twin.kept, es.kept) and np.array_equal(twin.scale, es.scale)
+    with pytest.raises(bb.ConfigError, match=r"^state_dict/scale must be > 0; entry 1 is 0.0$"):
+        twin.load_state_dict({**state, "scale": np.array([1.0, 0.0, 1.0])})
