@@ -91,7 +91,7 @@ def markdown(tasks: list[str], docs: Path, out: Path) -> str:
     """The figure list of docs/rl.md: one image per task, linked relative to the page."""
     import os
 
-    lines = [""]
+    lines = ["", ""]
     for task in tasks:
         relative = os.path.relpath(out / figure_name(task), docs.parent)
         lines.append(f"![{task}: the center's return against environment steps over seeds 100-109]({relative})")
