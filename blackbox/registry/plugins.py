@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, PluginError, UnknownNameError, did_you_mean
-from .component import Component, as_component
+from .component import Component
 from .imports import import_object
-from .options import bind, call, check_options, options_of
+from .options import call, check_options, options_of, resolve
 from .spec import Spec
 
 __all__ = [
@@ -297,11 +297,12 @@ def registry_for(kind: str) -> Registry:
 def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
     """Build the ``kind`` plugin that ``spec`` names, with ``options`` over the spec's own.
 
-    A spec string is parsed once into a :class:`Component`; an unbound component is bound (its
-    positional values named, every option checked) by :func:`~blackbox.registry.options.bind`. A
-    component bound already (a resolved run's) is built as it is; only ``options`` are checked.
+    A spec string is parsed once into a :class:`Component` (:meth:`Component.parse`); an unbound
+    component is bound (its positional values named, every option checked) by
+    :func:`~blackbox.registry.options.resolve`. A component bound already (a resolved run's) is
+    built as it is; only ``options`` are checked.
     """
-    component = as_component(kind, spec)
+    component = spec if isinstance(spec, Component) and spec.kind == kind else Component.parse(kind, spec)
     registry = registry_for(kind)
     factory = registry.load(component.name)
     known = options_of(factory)
@@ -311,7 +312,7 @@ def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
     else:
         if options:
             component = component.with_options(options)
-        component = bind(component, known)
+        component = resolve(component, known, complete=False)
         options = {}
     obj = call(factory, component, options)
     if not inspect.isclass(factory):
