@@ -17,14 +17,14 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..registry.component import Component
-from ..registry.options import name_args
+from ..registry.options import Factory, name_args
 from ..registry.plugins import registry_for
 from .toml import ConfigDoc
 
 __all__ = ["Component", "read_component", "component_override", "factory_of", "named"]
 
 
-def factory_of(kind: str, name: str, where: str) -> Any:
+def factory_of(kind: str, name: str, where: str) -> Factory:
     """The factory registered as ``name``; an unknown name is a ConfigError located at ``where``."""
     try:
         return registry_for(kind).load(name)

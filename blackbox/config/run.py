@@ -41,28 +41,28 @@ the key, the expected type and the line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 from .._validate import check_bool, check_int, check_number, check_string
 from ..core.problem import ChoosesStrategy, Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..files import to_plain
-from ..registry.component import KINDS, Component
-from ..registry.options import options_of, resolve, resolved_options
+from ..registry.component import KINDS, Component, Options
+from ..registry.options import Factory, options_of, resolve, resolved_options
 from ..registry.spec import parse_value
 from .component import component_override, factory_of, named, read_component
 from .legacy import upgrade_v010
 from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components
-from .toml import ConfigDoc, key_lines, load_toml
+from .toml import ConfigDoc, Table, key_lines, load_toml
 
 __all__ = ["ConfigDoc", "Component", "read_component", "check_section", "RunConfig", "ResolvedRun", "Stop",
            "Checkpointing", "Logging", "load_toml", "key_lines", "read_run_config", "resolve_run_config",
            "resolved_run", "build_components", "config_changes", "breaking_changes", "set_override",
            "component_override", "STOP_KEYS", "BUDGET_KEYS", "COMPONENTS", "run_config", "set_value",
-           "parse_set", "problem_preset", "empty_preset", "preset_strategy"]
+           "parse_set", "problem_preset", "empty_preset", "preset_strategy", "Preset"]
 
 COMPONENTS = KINDS
 #: Strategy options the run gives (refused as options, with what each is instead), and those never
@@ -220,7 +220,8 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
     error found is the one reported), then the problem's preset is laid under them and each is
     completed. A run without a budget could never stop and is refused unless ``require_budget`` is False.
     """
-    components, factories = {}, {}
+    components: dict[str, Component] = {}
+    factories: dict[str, Factory] = {}
     for kind in COMPONENTS:
         component = config.components.get(kind) or _default_component(kind, f"default {kind}")
         factories[kind] = factory_of(kind, component.name, component.where)
@@ -228,9 +229,9 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
     stop = dict(config.sections.get("stop", {}))
     preset = config.values.get("preset", True)
     tables = _apply_preset(config, components, factories, stop) if preset else empty_preset()
-    source = f"preset of {components['problem'].name}"
+    source, laid = f"preset of {components['problem'].name}", {"problem": tables["problem"], "strategy": tables["strategy"]}
     for kind in COMPONENTS:
-        components[kind] = resolve(components[kind], factories[kind], under=tables.get(kind), under_where=source,
+        components[kind] = resolve(components[kind], factories[kind], under=laid.get(kind), under_where=source,
                                    unwritten=_UNWRITTEN.get(kind, ()))
         if components[kind].args:
             raise ConfigError(f"{components[kind].where}: {kind} {components[kind].name!r} takes no positional "
@@ -260,7 +261,7 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
     )
 
 
-def resolved_run(value: ResolvedRun | dict[str, Any], where: str = "config") -> ResolvedRun:
+def resolved_run(value: ResolvedRun | Table, where: str = "config") -> ResolvedRun:
     """A :class:`ResolvedRun` as it is, or resolved from a table such as ``RUN/config.toml`` holds."""
     if isinstance(value, ResolvedRun):
         return value
@@ -273,11 +274,21 @@ def resolved_run(value: ResolvedRun | dict[str, Any], where: str = "config") -> 
 _PRESET_SECTIONS = ("problem", "strategy", "run")
 
 
-def empty_preset() -> dict[str, dict[str, Any]]:
-    return {section: {} for section in _PRESET_SECTIONS}
+class Preset(TypedDict):
+    """The settings a problem recommends (its ``recommended()``), laid under the user's values."""
+
+    #: Options of the problem and of the strategy.
+    problem: Options
+    strategy: Options
+    #: ``[stop]`` keys: the budget (used when none is given) and the goal (when none is given).
+    run: Options
 
 
-def problem_preset(problem: Component, strategy: str, factory: Any = None) -> dict[str, dict[str, Any]]:
+def empty_preset() -> Preset:
+    return Preset(problem={}, strategy={}, run={})
+
+
+def problem_preset(problem: Component, strategy: str, factory: Factory | None = None) -> Preset:
     """The preset the ``problem`` component recommends for ``strategy`` (empty if none)."""
     factory = factory_of("problem", problem.name, problem.where) if factory is None else factory
     hook = factory.recommended if isinstance(factory, Recommends) else None
@@ -286,10 +297,11 @@ def problem_preset(problem: Component, strategy: str, factory: Any = None) -> di
     preset = hook(*problem.args, strategy=strategy, **problem.options)
     if not isinstance(preset, dict) or not set(preset) <= set(_PRESET_SECTIONS):
         raise ConfigError(f"problem {problem.name!r}: recommended() must return a dict with keys {_PRESET_SECTIONS}")
-    return {section: dict(preset.get(section) or {}) for section in _PRESET_SECTIONS}
+    return Preset(problem=dict(preset.get("problem") or {}), strategy=dict(preset.get("strategy") or {}),
+                  run=dict(preset.get("run") or {}))
 
 
-def preset_strategy(problem: Component, factory: Any = None) -> str | None:
+def preset_strategy(problem: Component, factory: Factory | None = None) -> str | None:
     """The strategy the ``problem`` component's preset picks when the user names none (None: no choice).
 
     A problem factory offers it as ``recommended_strategy(*args, **options)``.
@@ -304,7 +316,7 @@ def preset_strategy(problem: Component, factory: Any = None) -> str | None:
     return chosen
 
 
-def _no_preset(components: dict[str, Component], preset: bool, factories: dict[str, Any]) -> str:
+def _no_preset(components: dict[str, Component], preset: bool, factories: dict[str, Factory]) -> str:
     """'' or, when the problem recommends settings but has none for this task, a sentence saying so."""
     problem, factory = components["problem"], factories["problem"]
     if not preset or not isinstance(factory, Recommends) or any(
@@ -319,8 +331,8 @@ def _label(problem: Component) -> str:
     return f"{problem.name}:{env}" if isinstance(env, str) else problem.name
 
 
-def _apply_preset(config: RunConfig, components: dict[str, Component], factories: dict[str, Any],
-                  stop: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _apply_preset(config: RunConfig, components: dict[str, Component], factories: dict[str, Factory],
+                  stop: dict[str, Any]) -> Preset:
     """The problem's recommended settings, gathered as a source: the tables laid under the user's values.
 
     The preset's strategy replaces the default one when the user named none (:func:`preset_strategy`;
@@ -354,8 +366,8 @@ def _apply_preset(config: RunConfig, components: dict[str, Component], factories
 
 def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor: str = "serial", *,
                seed: int = 0, evaluate_center: bool = True, pipelined: bool = False,
-               stop: dict[str, Any] | None = None,
-               checkpoint: dict[str, Any] | None = None, log: dict[str, Any] | None = None,
+               stop: Mapping[str, float] | None = None,
+               checkpoint: Mapping[str, int] | None = None, log: Mapping[str, bool] | None = None,
                **strategy_options: Any) -> ResolvedRun:
     """A resolved run from Python: specs, budget and options, checked like a config file.
 
@@ -386,7 +398,7 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
+def _table(config: ResolvedRun | Table) -> Table:
     return to_plain(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config), drop_none=True)
 
 
@@ -395,14 +407,13 @@ def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
 _HARMLESS = ("stop", "checkpoint", "log", "executor")
 
 
-def config_changes(old: ResolvedRun | dict[str, Any],
-                   new: ResolvedRun | dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def config_changes(old: ResolvedRun | Table, new: ResolvedRun | Table) -> list[tuple[str, Any, Any]]:
     """``(key, old value, new value)`` for every key that differs (None: absent)."""
     a, b = _flatten(_table(old)), _flatten(_table(new))
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 
-def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -> bool:
+def _added_at_default(key: str, value: Any, new: ResolvedRun | Table) -> bool:
     """True for a component option that a config written before it existed lacks, at its default:
     the run behaves as before (``problem.reward_shift = 0.0``)."""
     kind, _, option = key.partition(".")
@@ -416,7 +427,7 @@ def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -
     return option in defaults and to_plain(defaults[option], drop_none=True) == value
 
 
-def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:
+def breaking_changes(old: ResolvedRun | Table, new: ResolvedRun | Table) -> list[str]:
     """The differences that make a continued run differ from an uninterrupted one, in words."""
     out = []
     for key, before, after in config_changes(old, new):

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ConfigError
-from .spec import Spec, format_spec, parse_spec
+from .spec import Options, Spec, format_spec, parse_spec
 
-__all__ = ["Component", "KINDS", "as_component"]
+__all__ = ["Component", "KINDS", "Options", "as_component"]
 
 #: The three kinds of plugin a run is made of.
 KINDS = ("strategy", "problem", "executor")
@@ -35,7 +35,7 @@ class Component:
     kind: str
     name: str
     args: tuple[Any, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=dict)
     where: str = ""
     option_where: dict[str, str] = field(default_factory=dict)
     bound: bool = False

@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..files import to_plain
 from .component import Component
+from .spec import Options
 
 #: What the registry reads and calls: a class or function building a component.
 Factory: TypeAlias = Callable[..., object]
@@ -400,7 +401,7 @@ def bind_more(component: Component, options: Mapping[str, Any], where: str,
     return added
 
 
-def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
+def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> Options:
     """Every option with its value: the given ones, then the defaults (declaration order).
 
     Options a factory takes through ``**kwargs`` are kept after its own; required options that
@@ -409,7 +410,7 @@ def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, An
     known = _known(factory)
     if not known.readable:
         return dict(options)
-    out: dict[str, Any] = {}
+    out: Options = {}
     for option in known.options.values():
         if option.name in options:
             out[option.name] = options[option.name]
@@ -420,7 +421,7 @@ def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, An
 
 
 def resolved_config(factory: Factory, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
-                    kind: str = "plugin", name: str = "") -> dict[str, Any]:
+                    kind: str = "plugin", name: str = "") -> Options:
     """Every option of ``factory`` with its value, ``args`` named and ``options`` checked first."""
     known = options_of(factory)
     component = bind(Component(kind, name or getattr(factory, "__name__", "?"), tuple(args), dict(options or {})),
