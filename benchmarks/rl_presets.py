@@ -48,6 +48,11 @@ from benchmarks._common import machine, version  # noqa: E402
 TASKS = ["CartPole-v1", "Acrobot-v1", "MountainCarContinuous-v0", "Pendulum-v1", "LunarLander-v3", "Swimmer-v5",
          "InvertedPendulum-v5", "Reacher-v5", "InvertedDoublePendulum-v5", "Hopper-v5", "HalfCheetah-v5",
          "BipedalWalker-v3", "Walker2d-v5", "Ant-v5", "Humanoid-v5"]
+#: Points of each trial's learning curve kept in the results (the figures need no more).
+CURVE_POINTS = 120
+#: The committed results (blackbox list presets reads them) and the learning curves beside them.
+RESULTS = Path(__file__).resolve().parent.parent / "blackbox" / "problems" / "gym" / "preset_results.json"
+CURVES = Path(__file__).resolve().parent / "rl_curves.json"
 TRIALS = Path(__file__).resolve().parent / "results" / "rl_trials.jsonl"
 
 
@@ -89,6 +94,7 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
     elapsed = time.perf_counter() - started
     check = summary.get("goal_check") or {}
     centers = _centers(out / "records.csv")
+    curve = _curve(out / "records.csv")
     return {
         "task": task, "seed": seed, "command": "blackbox " + shlex.join(command(task, extra, seed)),
         "strategy": resolved["strategy"], "problem": resolved["problem"], "executor": resolved["executor"],
@@ -97,6 +103,7 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
         "generations": summary["generations"], "steps": summary["steps"], "wall": summary["wall_time"],
         "elapsed": elapsed, "stop_reason": summary["stop_reason"],
         "best_center": max(centers) if centers else None, "last_center": centers[-1] if centers else None,
+        "curve": curve,
         "load": [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
@@ -109,6 +116,22 @@ def _centers(records: Path) -> list[float]:
         return []
     with open(records, newline="") as handle:
         return [float(row["center"]) for row in csv.DictReader(handle) if row.get("center") not in ("", None)]
+
+
+def _curve(records: Path, points: int = CURVE_POINTS) -> list[list[float]]:
+    """The center's training return against environment steps, ``[steps, center]`` pairs thinned to at
+    most ``points`` (evenly by generation, the last kept): what the per-task figures of docs/rl.md draw."""
+    import csv
+
+    if not records.exists():
+        return []
+    with open(records, newline="") as handle:
+        rows = [(int(row["steps"]), float(row["center"])) for row in csv.DictReader(handle)
+                if row.get("center") not in ("", None)]
+    if len(rows) > points:
+        keep = sorted({round(i * (len(rows) - 1) / (points - 1)) for i in range(points)})
+        rows = [rows[i] for i in keep]
+    return [[steps, round(center, 3)] for steps, center in rows]
 
 
 def summarize(trials: list[dict]) -> dict:
@@ -195,6 +218,17 @@ def record_results(path: Path, task: str, done: list[dict], commit: str) -> None
     }
     data["rows"] = dict(sorted(data["rows"].items()))
     path.write_text(json.dumps(data, indent=1) + "\n")
+    record_curves(CURVES if path == RESULTS else path.with_name(path.stem + "-curves.json"), task, done, commit)
+
+
+def record_curves(path: Path, task: str, done: list[dict], commit: str) -> None:
+    """Put one task's learning curves (per seed: ``[steps, center return]`` pairs) into ``path``, one
+    compact line per task, for the per-task figures (``--figures``)."""
+    curves = json.loads(path.read_text()) if path.exists() else {}
+    curves[task] = {"commit": commit, "seeds": {str(t["seed"]): t.get("curve", []) for t in done}}
+    lines = ",\n".join(f" {json.dumps(key)}: {json.dumps(curves[key], separators=(',', ':'))}"
+                       for key in sorted(curves))
+    path.write_text("{\n" + lines + "\n}\n")
 
 
 def measure(tasks: list[str], seeds: int | list[int], first_seed: int = 0, extra: str = "", label: str | None = None,

@@ -359,6 +359,27 @@ def tail(kind: str, p: int, n: int, c: int, trials: int, seed: int = 0) -> dict[
     return {key: float(np.mean(v)) for key, v in out.items()}
 
 
+def ceiling(kind: str, p: int, dim: int, n: int, c: int, trials: int, seed: int = 0) -> dict[str, float]:
+    """The best efficiency any synchronous executor gets (bit-identical to serial, so each generation's
+    rows are evaluated around the updated center, and an episode's length is learnt only by running
+    it): the rows by greedy list scheduling (each to the first free core: with lengths independent and
+    alike, which unstarted row a free core takes changes nothing, idling never helps, and a backup of a
+    row ends no sooner than the row itself on an equal core, so no such policy has a shorter expected
+    makespan); ``free``: nothing else costs time; ``wire``: the data that must move each generation, the
+    center down and the sums up at the network's speed once each, and the update."""
+    rng = np.random.default_rng(seed)
+    t_ep = TASKS[kind]["cap_ms"] / 1e3 if kind in TASKS else t_episode_s(dim)
+    spans, works = [], []
+    for _ in range(trials if kind != "constant" else 1):
+        jobs = lengths(kind, p + 1, rng)
+        spans.append(dynamic_makespan(jobs, n))
+        works.append(jobs.sum())
+    span, work = float(np.mean(spans)) * t_ep, float(np.mean(works)) * t_ep
+    serial = work + serial_overhead(p, dim)
+    wire = 2 * bw_s(8 * dim) + overheads("built", p, dim, n, c)["update"]
+    return {"free": min(1.0, serial / (n * span)), "wire": min(1.0, serial / (n * (span + wire)))}
+
+
 def popsize_for(kind: str, target: float, dim: int, n: int, c: int, trials: int) -> int | None:
     """The smallest population (of 10,000 x 1, 1.5, 2, 3, 4, 6, 8) at which the built synchronous design
     reaches ``target`` on ``n`` cores, or None."""
@@ -488,6 +509,13 @@ def generated(args: argparse.Namespace, table: list[dict], tasks: list[dict], wh
     need = popsize_for("humanoid", 0.90, PAPER_DIM, args.breakdown, args.cores_per_node, args.trials)
     out.append(f"\nHumanoid-like lengths reach 90% at {args.breakdown:,} cores (dim {PAPER_DIM:,}) from a population of "
                + (f"{need:,}" if need else "more than 80,000") + ".")
+    out.append(f"\nThe ceiling of any synchronous executor at P = {args.popsize:,} on {args.breakdown:,} cores, "
+               "Humanoid-like lengths (greedy list scheduling, the best without knowing lengths; `ceiling()`):")
+    for dim in args.dims:
+        top = ceiling("humanoid", args.popsize, dim, args.breakdown, args.cores_per_node, args.trials)
+        built = generation("built", args.popsize, dim, args.breakdown, args.cores_per_node, "humanoid", args.trials)
+        out.append(f"- dim {dim:,}: {top['free']:.1%} with no overhead at all, {top['wire']:.1%} with the center down, "
+                   f"the sums up and the update; built {built['efficiency']:.1%}")
     for dim in args.dims:
         g = generation("built", args.popsize, dim, args.breakdown, args.cores_per_node, "constant", args.trials)
         parts = ", ".join(f"{key} {v * 1e3:.1f}" for key, v in g["parts"].items())

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from .params import options_signature
 from .population import Population
 from .reduce import REDUCTION
 
-__all__ = ["LEGACY_REDUCTION", "REDUCTIONS", "population_sums", "state_reduction", "PLAIN_SIGNATURE"]
+__all__ = ["LEGACY_REDUCTION", "REDUCTIONS", "population_sums", "state_reduction", "PLAIN_SIGNATURE",
+           "factory_signature"]
 
 #: 0.1.0's reduction: one float32 pass over the distinct slices in offset order, in one process.
 LEGACY_REDUCTION = "float32"
@@ -58,3 +60,12 @@ PLAIN_SIGNATURE = inspect.Signature([
     inspect.Parameter("x0", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any),
     inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=int | None),
 ])
+
+
+def factory_signature(cls: type[object], plain: bool) -> inspect.Signature | None:
+    """The options a strategy's factory takes, as the registry reads them (its ``__signature__``):
+    its ``Params`` fields, or, for a strategy written as in 0.1.0 (``plain``: the base constructor
+    inherited, no ``Params``), :data:`PLAIN_SIGNATURE`; None otherwise (its own constructor's)."""
+    if getattr(cls, "Params", None) is not None:
+        return options_signature(cls)
+    return PLAIN_SIGNATURE if plain else None

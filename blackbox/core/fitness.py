@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .._validate import real_array
@@ -12,7 +10,7 @@ from ..errors import TellError
 __all__ = ["check_fitness"]
 
 
-def check_fitness(fitness: Any, popsize: int) -> np.ndarray:
+def check_fitness(fitness: object, popsize: int) -> np.ndarray:
     """Fitness as a float64 vector of length ``popsize``, or a TellError saying what is wrong.
 
     Accepts any array-like of real numbers (booleans count as 0 and 1) or an object with a

@@ -42,7 +42,7 @@ class Params:
     def __post_init__(self) -> None:
         """Check the fields; the base has none."""
 
-    def check_evolved(self, name: str, value: Any) -> None:
+    def check_evolved(self, name: str, value: object) -> None:
         """Check ``value``, the current value of the field ``name`` in a loaded state (a sigma that
         adapted as the strategy ran), with the field's own checks: a ConfigError where these Params
         would refuse it as that field (0 passes for the fields in ``may_vanish``)."""

@@ -14,13 +14,14 @@ constructor makes with that ``x0``, bit for bit, without building it a second ti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._validate import check_dim_x0
 from ..errors import StateError
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import ArrayLike
 
     from .population import Population
 
@@ -53,7 +54,7 @@ class StartPoint:
         ``x0`` (zeros), and :func:`blackbox.optimize` moves it to the problem's ``initial_params``."""
         return not self._start_open or self.generation != 0 or self._pending is not None
 
-    def start_at(self, x0: Any) -> None:
+    def start_at(self, x0: ArrayLike) -> None:
         """Move the start of this strategy to ``x0``: the center becomes ``x0`` and the strategy's
         ``_start()`` derives from it what depends on it.
 

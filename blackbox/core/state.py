@@ -1,38 +1,115 @@
-"""Declared state: the attributes an object names in ``state_fields``, saved and loaded generically.
+"""Declared state: a strategy's ``State`` dataclass (or the attributes an object names in
+``state_fields``), saved and loaded generically.
 
-A strategy (or an optimizer) lists the attributes that evolve as it runs, ``state_fields =
-("stdev", "optimizer")``, instead of writing a ``state_dict``/``load_state_dict`` pair. Saving copies
-arrays, keeps numbers and strings, and asks an attribute that has its own ``state_dict()`` (an
-optimizer) for it. Loading puts values back with the type the attribute has now (an array keeps
-its dtype and, unless named in ``rows``, its shape: :func:`blackbox._validate.check_state_layout`
-compares shapes before) and never keeps a reference into the loaded state.
+A strategy keeps what evolves as it runs in one typed dataclass, its ``State`` (``self.state``),
+whose fields say how they are saved: :func:`state_field` marks a bound beyond "finite"
+(``bound=POSITIVE``), an array whose number of rows changes (``rows=True``, a GA's parents) or a
+value ``tell`` needs from ``ask`` that a saved state never holds (``saved=False``: CMA-ES's
+samples, drawn again by the next ``ask()``). :func:`state_layout` reads those declarations back.
+An object without a ``State`` (an optimizer, a strategy written before it) names its attributes in
+``state_fields`` instead, with ``state_bounds`` and ``state_rows``.
+
+Saving copies arrays, keeps numbers and strings, and asks a value that has its own
+``state_dict()`` (an optimizer) for it. Loading puts values back with the type the value has now
+(an array keeps its dtype and, unless its rows may change, its shape:
+:func:`blackbox._validate.check_state_layout` compares shapes before) and never keeps a reference
+into the loaded state.
 
 Loading is as strict as a constructor: a declared value is finite (every number a strategy keeps
-is: ``tell()`` refuses an update that is not), an integer attribute gets an integer, and an owner may
-declare bounds in ``state_bounds`` (``{"stdev": POSITIVE, "t": NONNEGATIVE}``). A bad value is a
-ConfigError naming its key (``state_dict/optimizer/v``), before anything is set.
-:func:`check_rng_state` checks a generator's saved state the same way.
+is: ``tell()`` refuses an update that is not), an integer gets an integer, and a bound holds
+(``{"stdev": POSITIVE, "t": NONNEGATIVE}``). A bad value is a ConfigError naming its key
+(``state_dict/optimizer/v``), before anything is set. :func:`check_rng_state` checks a generator's
+saved state the same way.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import weakref
 from collections.abc import Iterable, Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 import numpy as np
 
 from .._validate import check_int
 from ..errors import ConfigError
 
-__all__ = ["save_fields", "load_fields", "check_fields", "check_rng_state", "POSITIVE", "NONNEGATIVE"]
+__all__ = ["save_fields", "load_fields", "check_fields", "check_rng_state", "POSITIVE", "NONNEGATIVE",
+           "state_field", "state_layout", "StateLayout", "StateView"]
 
-#: Bounds a declared state value may have beyond "finite" (``state_bounds``).
+#: Bounds a declared state value may have beyond "finite" (``state_field(bound=...)``, ``state_bounds``).
 POSITIVE = "> 0"
 NONNEGATIVE = ">= 0"
 
+_T = TypeVar("_T")
 
-def save_fields(owner: Any, names: Iterable[str]) -> dict[str, Any]:
+
+def state_field(*, bound: str | None = None, rows: bool = False, saved: bool = True, default: object = None) -> Any:
+    """A field of a ``State`` dataclass and how it is saved: ``bound`` (:data:`POSITIVE`,
+    :data:`NONNEGATIVE`) beyond "finite"; ``rows``: an array whose number of rows may change;
+    ``saved=False``: what ``tell`` needs from ``ask``, never saved (the state before ``ask()`` is
+    saved, and the next ``ask()`` makes it again), reset to ``default`` when a state is loaded."""
+    if bound not in (None, POSITIVE, NONNEGATIVE):
+        raise ValueError(f"bound must be POSITIVE or NONNEGATIVE, got {bound!r}")
+    metadata = {"bound": bound, "rows": rows, "saved": saved}
+    return dataclasses.field(default=default, metadata=metadata) if not saved else dataclasses.field(metadata=metadata)
+
+
+class StateLayout(NamedTuple):
+    """How a ``State`` dataclass is saved: its saved fields in order, those whose rows may change,
+    their bounds, and the fields never saved with the values they are reset to."""
+
+    fields: tuple[str, ...]
+    rows: tuple[str, ...]
+    bounds: Mapping[str, str]
+    transient: Mapping[str, object]
+
+
+def state_layout(state_type: type[object]) -> StateLayout:
+    """The :class:`StateLayout` a ``State`` dataclass declares with :func:`state_field` (read once per class)."""
+    known = _LAYOUTS.get(state_type)
+    if known is not None:
+        return known
+    if not dataclasses.is_dataclass(state_type):
+        raise TypeError(f"State must be a dataclass, got {state_type!r}")
+    declared = dataclasses.fields(state_type)
+    saved = [f for f in declared if f.metadata.get("saved", True)]
+    layout = _LAYOUTS[state_type] = StateLayout(
+        tuple(f.name for f in saved), tuple(f.name for f in saved if f.metadata.get("rows")),
+        MappingProxyType({f.name: f.metadata["bound"] for f in saved if f.metadata.get("bound")}),
+        MappingProxyType({f.name: f.default for f in declared if not f.metadata.get("saved", True)}))
+    return layout
+
+
+_LAYOUTS: weakref.WeakKeyDictionary[type[object], StateLayout] = weakref.WeakKeyDictionary()
+
+
+class StateView(Generic[_T]):
+    """A strategy's read-only attribute for a field of its state (``es.stdev`` is ``es.state.stdev``),
+    so that what users read keeps its name; the strategy itself writes ``self.state``."""
+
+    def __set_name__(self, owner: type[object], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[object]) -> StateView[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type[object]) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type[object]) -> StateView[_T] | _T:
+        if instance is None:
+            return self
+        value: _T = getattr(vars(instance)["state"], self.name)
+        return value
+
+    def __set__(self, instance: object, value: _T) -> None:
+        raise AttributeError(f"{self.name} is read from the strategy's state; set state.{self.name} instead")
+
+
+def save_fields(owner: object, names: Iterable[str]) -> dict[str, Any]:
     """``{name: value}`` for each declared attribute: arrays copied, nested state as its state_dict()."""
     out: dict[str, Any] = {}
     for name in names:
@@ -48,7 +125,7 @@ def save_fields(owner: Any, names: Iterable[str]) -> dict[str, Any]:
     return out
 
 
-def load_fields(owner: Any, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
+def load_fields(owner: object, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
                 path: str = "state_dict", bounds: Mapping[str, str] | None = None) -> None:
     """Set each declared attribute from ``state``, converted to the attribute's current type.
 
@@ -67,7 +144,7 @@ def load_fields(owner: Any, names: Iterable[str], state: Mapping[str, Any], *, r
             setattr(owner, name, converted[name])
 
 
-def check_fields(owner: Any, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
+def check_fields(owner: object, names: Iterable[str], state: Mapping[str, Any], *, rows: Iterable[str] = (),
                  path: str = "state_dict", bounds: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The declared values of ``state`` converted to the attributes' types, each checked: present,
     finite, an integer where the attribute is one, within ``bounds``. Nested states (an optimizer)
@@ -123,7 +200,7 @@ def _check_bound(key: str, array: np.ndarray, bound: str) -> None:
                           else f"{key} must be {bound}, got {value}")
 
 
-def check_rng_state(path: str, state: Any, rng: np.random.Generator, seed: int | None = None) -> None:
+def check_rng_state(path: str, state: object, rng: np.random.Generator, seed: int | None = None) -> None:
     """Refuse a saved generator state that ``rng`` could not have had: another bit generator, fields
     missing or of the wrong type or range, or, given the ``seed`` that ``numpy.random.default_rng``
     seeded it from, a PCG64 stream increment other than that seed's (it never changes as it runs)."""
@@ -153,7 +230,7 @@ def check_rng_state(path: str, state: Any, rng: np.random.Generator, seed: int |
         raise ConfigError(f"{path} is not a valid {kind} state: {exc}") from None
 
 
-def _same_shape(path: str, template: Any, state: Any) -> None:
+def _same_shape(path: str, template: object, state: object) -> None:
     """Same keys, and integers where ``template`` has integers (no bool, no float, no text)."""
     if isinstance(template, dict):
         if not isinstance(state, dict) or set(state) != set(template):

@@ -9,103 +9,66 @@ search distribution. All randomness comes from the strategy's own ``numpy.random
 seeded at construction, so a seed fixes the whole run. ``state_dict()`` holds numpy arrays and
 JSON-able values only (RNG state included) and ``load_state_dict()`` continues bit-identically.
 
-A strategy declares its hyperparameters once, as a ``Params`` dataclass (:mod:`blackbox.core.params`),
-and the attributes that evolve as it runs in ``state_fields`` (:mod:`blackbox.core.state`); the
-base class builds the constructor's options and the state I/O from those declarations. ``tell``
-reduces a compact population through :meth:`Strategy.reduce`, the one place an executor can take over.
-
-The reduction in use is part of the state (``state_dict()["reduction"]``): new strategies use
-:data:`~blackbox.core.reduce.REDUCTION`, whose bits do not depend on how the sums are split among
-threads, processes or machines (:mod:`blackbox.core.reduce`); a state without the key (written by
-0.1.0) resumes with 0.1.0's one float32 pass, bit-identically (:mod:`blackbox.core.compat`).
-
-Beside the protocol: the pipelined mode's bookkeeping is :class:`~blackbox.core.pipeline.Pipeline`,
-the checks of a loaded state :mod:`blackbox.core.state_checks`.
+A strategy declares its hyperparameters as a ``Params`` dataclass (:mod:`blackbox.core.params`) and
+what evolves as a ``State`` dataclass (:mod:`blackbox.core.state`), which holds all that ``tell``
+needs besides its arguments. Beside the protocol, in modules of their own: the reduction
+(:mod:`~blackbox.core.coefficients`), the pipelined mode (:mod:`~blackbox.core.pipeline`), the start
+point (:mod:`~blackbox.core.start`), the state I/O (:mod:`~blackbox.core.strategy_state`), 0.1.0's
+leftovers (:mod:`~blackbox.core.compat`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, overload
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validate import MAX_POPSIZE, check_dim_x0, check_int, check_seed
 from ..errors import ConfigError, StateError, TellError, UnknownNameError
-from .coefficients import CoefficientsStep
-from .compat import LEGACY_REDUCTION, PLAIN_SIGNATURE, REDUCTIONS, population_sums
+from .coefficients import CoefficientsStep, Reducer
+from .compat import LEGACY_REDUCTION, REDUCTIONS, factory_signature, population_sums
 from .failures import diverged, out_of_memory
 from .fitness import check_fitness
-from .params import Params, make_params, options_signature
+from .params import Params, make_params
 from .pipeline import Pipeline
 from .population import Population
-from .reduce import REDUCTION, block_sums
+from .reduce import REDUCTION
 from .start import StartPoint
-from .strategy_state import load_state, save_state
+from .strategy_state import DeclaredState, load_state, save_state
 
 __all__ = ["Strategy", "Reducer", "population_sums", "check_fitness", "LEGACY_REDUCTION", "REDUCTIONS"]
 
-class Reducer(Protocol):
-    """Computes the sums a Gaussian strategy's update needs from a compact population.
 
-    ``(sum_i c_i s_i eps_i, sum_i q_i eps_i**2)`` for coefficients ``c`` and square coefficients
-    ``q`` (None: the second sum is not needed and None is returned for it), with ``eps_i`` row
-    i's noise-table slice and ``s_i`` its sign, as float64 vectors of length ``dim``, with the bits
-    of :func:`blackbox.core.reduce.block_sums` (an executor that takes over may split the blocks
-    any way it likes: the integers it adds do not depend on the split).
-    """
-
-    def __call__(self, population: Population, coefficients: np.ndarray,
-                 square_coefficients: np.ndarray | None = None, /) -> tuple[np.ndarray, np.ndarray | None]: ...
-
-
-class Strategy(CoefficientsStep, StartPoint, ABC):
+class Strategy(CoefficientsStep, StartPoint, DeclaredState, ABC):
     """Base class of every strategy: checks the ask/tell order and the fitness, keeps the RNG and the state.
 
-    Subclasses implement ``_ask() -> Population`` (changing state only through ``self.rng``) and
+    Subclasses implement ``_ask() -> Population`` (changing only ``self.rng`` and the ``State``'s
+    unsaved fields: what its ``tell`` needs) and
     ``_tell(population, fitness) -> float | None`` (assigning a new array to ``self._center``, never
     writing into the old one, and returning the norm of the update when it is at hand). They
     declare their hyperparameters as ``Params`` (then the constructor takes them as keywords,
-    checks them, and calls ``_setup()`` to derive what depends on the dimension) and their evolving
-    attributes in ``state_fields``. A strategy written without them (as in 0.1.0) calls
-    ``super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)`` and may keep state the
-    declarations cannot describe in ``_state_dict`` / ``_load_state_dict`` (which checks it itself).
+    checks them, and calls ``_setup()`` to derive what depends on the dimension, ``self.state``
+    included) and what evolves as a ``State`` dataclass (:class:`DeclaredState`). A strategy written
+    without them (as in 0.1.0) calls ``super().__init__(dim=dim, popsize=popsize, x0=x0, seed=seed)``
+    and may keep state the declarations cannot describe in ``_state_dict`` / ``_load_state_dict``.
     """
 
     #: Registry name, set by each built-in (``"openai-es"``); plugins set their own.
     name: ClassVar[str] = ""
     #: The hyperparameters: a :class:`~blackbox.core.params.Params` dataclass (None: none declared).
     Params: ClassVar[type[Params] | None] = None
-    #: The attributes that evolve and that ``state_dict()`` saves beside the center, sigma, the
-    #: generation and the generator: arrays, numbers, or objects with their own ``state_dict()``.
-    state_fields: ClassVar[tuple[str, ...]] = ()
-    #: The arrays of ``state_fields`` whose number of rows changes as the strategy runs (a GA's
-    #: parents); every other array keeps its shape, and a state with another shape is refused.
-    state_rows: ClassVar[tuple[str, ...]] = ()
-    #: Bounds of ``state_fields`` beyond "finite" a loaded state keeps (``{"stdev": POSITIVE}``: :mod:`.state`).
-    state_bounds: ClassVar[Mapping[str, str]] = {}
-    #: Optimizer steps each ``tell()`` takes, for a strategy whose ``optimizer`` (a state field with a
-    #: step count ``t``) steps a fixed number of times a generation: a loaded state must agree
-    #: (``t == optimizer_steps_per_generation * generation``). None: no such relation is checked.
-    optimizer_steps_per_generation: ClassVar[int | None] = None
-    #: True when ``sigma`` is the ``Params`` field of that name, evolved (a loaded sigma passes its checks,
-    #: :meth:`Params.check_evolved`); False when sigma summarizes a per-dimension ``stdev`` state field.
-    sigma_is_param: ClassVar[bool] = True
     #: The smallest population the strategy works with: 2 unless the strategy says otherwise (a (1+1)-ES: 1).
     min_popsize: ClassVar[int] = 2
-    #: True when ``_tell`` uses only the population it is given, nothing its last ``_ask`` kept: then
-    #: the pipelined mode may sample the next population before this one is told (:meth:`ask_ahead`).
-    #: False by default, so that a strategy written without the mode in mind is never fed the wrong rows.
+    #: True when ``_tell`` uses nothing its last ``_ask`` left in the state: then the pipelined mode
+    #: may sample the next population before this one is told (:meth:`ask_ahead`). False by default,
+    #: so that a strategy written without the mode in mind is never fed the wrong rows.
     asks_ahead: ClassVar[bool] = False
-    #: What :meth:`reduce` calls; an executor may set its own (default: the fixed blocks summed in this process).
-    reducer: Reducer = staticmethod(block_sums)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # The options a factory takes: its Params fields, or the plain constructor of 0.1.0 (compat).
-        plain = PLAIN_SIGNATURE if cls.__init__ is Strategy.__init__ else None
-        cls.__signature__ = options_signature(cls) if cls.Params is not None else plain  # type: ignore[attr-defined]
+        cls.__signature__ = factory_signature(cls, cls.__init__ is Strategy.__init__)  # type: ignore[attr-defined]
 
     def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
                  x0: Any = None, seed: int | None = None, **overrides: Any):
@@ -133,8 +96,7 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         self._rng_state_at_ask: Mapping[str, Any] | None = None
         self._diverged: str | None = None
         self._pipeline = Pipeline()  # the pipelined mode: a population asked ahead of the pending one's tell
-        #: The reduction of the noise-weighted sums (a state written by 0.1.0 sets LEGACY_REDUCTION).
-        self.reduction: str = REDUCTION
+        self.reduction = REDUCTION  # a state written by 0.1.0 sets LEGACY_REDUCTION
         try:
             if self.Params is not None:
                 self._setup()
@@ -148,9 +110,8 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         return None
 
     def _setup(self) -> None:
-        """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks that
-        need the dimension, the initial state); called at the end of the constructor, before
-        ``_start()`` (:mod:`blackbox.core.start`) derives what depends on the center."""
+        """Derive from ``self.params``, ``dim`` and ``popsize`` what the strategy needs (checks, the
+        initial ``self.state``); the constructor calls it before ``_start()`` (:mod:`blackbox.core.start`)."""
 
     # -- the protocol ---------------------------------------------------------------------
     @property
@@ -196,7 +157,7 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         self._check_usable()
         return self._pipeline.ask(self)
 
-    def tell(self, fitness: Any) -> None:
+    def tell(self, fitness: object) -> None:
         """Update from one fitness value per row of the last ``ask()`` (higher is better).
 
         NaN ranks worst and never becomes the best. An update that overflows (the center or sigma
@@ -256,7 +217,7 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue bit-identically; numpy arrays and JSON-able values only.
 
-        The base keys (center, sigma, generation, the generator, ...) and the ``state_fields``.
+        The base keys (center, sigma, generation, the generator, ...) and the ``State``'s saved fields.
         Taken between ``ask()`` and ``tell()``, it describes the state before that ``ask()``:
         after loading, the next ``ask()`` returns the same population again.
         """
@@ -267,22 +228,6 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         arrays and numbers must fit this strategy (ConfigError naming the key otherwise)."""
         load_state(self, state)
 
-    @overload
-    def reduce(self, population: Population, coefficients: np.ndarray) -> tuple[np.ndarray, None]: ...
-
-    @overload
-    def reduce(self, population: Population, coefficients: np.ndarray,
-               square_coefficients: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def reduce(self, population: Population, coefficients: np.ndarray,
-               square_coefficients: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """The noise-weighted sums of a compact population (see :class:`Reducer`): the one place
-        where ``tell`` reduces the rows, through ``self.reducer`` (or, for a run started by 0.1.0,
-        with 0.1.0's float32 pass in this process, so that it continues bit-identically)."""
-        if self.reduction == LEGACY_REDUCTION:
-            return population_sums(population, coefficients, square_coefficients)
-        return self.reducer(population, coefficients, square_coefficients)
-
     def stop_reason(self) -> str | None:
         """Why this strategy cannot usefully go on (None while it can); ``optimize`` stops on it.
 
@@ -292,22 +237,14 @@ class Strategy(CoefficientsStep, StartPoint, ABC):
         return None
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, "
-                f"generation={self.generation}, seed={self.seed})")
+        return f"{type(self).__name__}(dim={self.dim}, popsize={self.popsize}, generation={self.generation}, seed={self.seed})"
 
     # -- for subclasses -------------------------------------------------------------------
     @abstractmethod
     def _ask(self) -> Population:
-        """Sample a population; change state only through ``self.rng``."""
+        """Sample a population; change only ``self.rng`` and what ``_tell`` needs (the ``State``'s unsaved fields)."""
 
     @abstractmethod
     def _tell(self, population: Population, fitness: np.ndarray) -> float | None:
-        """Update from the checked fitness; return the update's norm if known."""
-
-    def _state_dict(self) -> dict[str, Any]:
-        """State that ``state_fields`` cannot describe (a wrapped library's object graph); plain data."""
-        return {}
-
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
-        """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+        """Update from the checked fitness and the state; return the update's norm if known."""
 

@@ -2,9 +2,10 @@
 ``Strategy.state_dict`` and ``Strategy.load_state_dict``.
 
 The state holds the base keys (:data:`BASE_STATE`: the strategy's name, dim, popsize, seed,
-generation, generator, center, sigma, update norm; and the reduction in use), the declared
-``state_fields`` (:mod:`blackbox.core.state`), what ``_state_dict`` adds, and a population asked
-ahead in the pipelined mode (:mod:`blackbox.core.pipeline`). Taken between ``ask()`` and ``tell()``
+generation, generator, center, sigma, update norm; and the reduction in use), the saved fields of
+the strategy's ``State`` dataclass (or, for a strategy written before it, its ``state_fields``:
+:mod:`blackbox.core.state`), what ``_state_dict`` adds, and a population asked ahead in the
+pipelined mode (:mod:`blackbox.core.pipeline`). :class:`DeclaredState` holds those declarations. Taken between ``ask()`` and ``tell()``
 it describes the strategy before that ``ask()``.
 
 Loading is as strict as the constructor: the state is the strategy's (name, dim, popsize), has
@@ -17,7 +18,8 @@ with the generation). A bad state is one ConfigError naming its key, and changes
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -25,16 +27,52 @@ from .._validate import check_float, check_int, check_state_layout
 from ..errors import ConfigError
 from .compat import state_reduction
 from .pipeline import ASKED_AHEAD
-from .state import check_fields, check_rng_state, save_fields
+from .state import StateLayout, check_fields, check_rng_state, save_fields, state_layout
 
 if TYPE_CHECKING:
     from .strategy import Strategy
 
-__all__ = ["BASE_STATE", "save_state", "load_state", "check_loaded_state"]
+__all__ = ["BASE_STATE", "DeclaredState", "save_state", "load_state", "check_loaded_state", "declared_state"]
 
 #: The keys every ``state_dict()`` has, whatever the strategy (``"reduction"`` too, but a state
 #: written by 0.1.0 lacks it).
 BASE_STATE = ("strategy", "dim", "popsize", "seed", "generation", "rng", "center", "sigma", "update_norm")
+
+
+class DeclaredState:
+    """What a strategy declares about its state, read by :func:`save_state` and :func:`load_state`."""
+
+    #: What evolves as the strategy runs, beside the center, sigma, the generation and the generator:
+    #: a dataclass whose fields are arrays, numbers or objects with their own ``state_dict()``, each
+    #: saved as :func:`~blackbox.core.state.state_field` says; the strategy keeps one in ``self.state``.
+    State: ClassVar[type[object] | None] = None
+    #: Without a ``State`` (a strategy written before it): the attributes that evolve, by name, the
+    #: arrays among them whose number of rows changes, and their bounds beyond "finite".
+    state_fields: ClassVar[tuple[str, ...]] = ()
+    state_rows: ClassVar[tuple[str, ...]] = ()
+    state_bounds: ClassVar[Mapping[str, str]] = {}
+    #: Optimizer steps each ``tell()`` takes, for a strategy whose ``optimizer`` (a state field with a
+    #: step count ``t``) steps a fixed number of times a generation: a loaded state must agree
+    #: (``t == optimizer_steps_per_generation * generation``). None: no such relation is checked.
+    optimizer_steps_per_generation: ClassVar[int | None] = None
+    #: True when ``sigma`` is the ``Params`` field of that name, evolved (a loaded sigma passes its checks,
+    #: ``Params.check_evolved``); False when sigma summarizes a per-dimension ``stdev`` state field.
+    sigma_is_param: ClassVar[bool] = True
+
+    def _state_dict(self) -> dict[str, Any]:
+        """State that the declarations cannot describe (a wrapped library's object graph); plain data."""
+        return {}
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
+        """Check and restore what ``_state_dict`` returned (the base does not know its layout)."""
+
+
+def declared_state(strategy: DeclaredState) -> tuple[object, StateLayout]:
+    """Where a strategy's evolving values are and how they are saved: its ``state`` and its
+    ``State``'s layout, or (written before ``State``) itself and its ``state_fields``."""
+    if strategy.State is not None:
+        return vars(strategy)["state"], state_layout(strategy.State)
+    return strategy, StateLayout(strategy.state_fields, strategy.state_rows, strategy.state_bounds, {})
 
 
 def save_state(strategy: Strategy) -> dict[str, Any]:
@@ -59,7 +97,8 @@ def save_state(strategy: Strategy) -> dict[str, Any]:
     }
     if kept is not None:
         state[ASKED_AHEAD] = kept[0]
-    state.update(save_fields(strategy, strategy.state_fields))
+    holder, layout = declared_state(strategy)
+    state.update(save_fields(holder, layout.fields))
     state.update(strategy._state_dict())
     return state
 
@@ -78,12 +117,15 @@ def load_state(strategy: Strategy, state: dict[str, Any]) -> None:
     strategy._diverged = None
     strategy._pending = strategy._pipeline.load(state, strategy.dim)  # a population asked ahead: pending again
     strategy.reduction = reduction
-    for name in strategy.state_fields:
-        current = getattr(strategy, name)
+    holder, layout = declared_state(strategy)
+    for name in layout.fields:
+        current = getattr(holder, name)
         if callable(getattr(current, "load_state_dict", None)):
             current.load_state_dict(state[name])
         else:
-            setattr(strategy, name, fields[name])
+            setattr(holder, name, fields[name])
+    for name, value in layout.transient.items():  # what the last ask() left for its tell(): nothing is pending
+        setattr(holder, name, value)
     strategy._load_state_dict(state)
     strategy._settle_start()
 
@@ -100,18 +142,18 @@ def check_loaded_state(strategy: Strategy, state: dict[str, Any]) -> tuple[dict[
         got = state[key]
         if (got.item() if isinstance(got, np.ndarray) else got) != want:
             raise ConfigError(f"state_dict is for {key}={got!r} but this strategy has {key}={want!r}")
-    for key in (*BASE_STATE, *strategy.state_fields):
+    holder, layout = declared_state(strategy)
+    for key in (*BASE_STATE, *layout.fields):
         if key not in state:
             raise ConfigError(f"state_dict has no {key!r}; it was not made by Strategy.state_dict()")
-    declared = [key for key in (*BASE_STATE, *strategy.state_fields) if key not in strategy.state_rows]
+    declared = [key for key in (*BASE_STATE, *layout.fields) if key not in layout.rows]
     template = strategy.state_dict()
     check_state_layout({key: template[key] for key in declared}, state)
     if not np.all(np.isfinite(np.asarray(state["center"], dtype=np.float64))):
         raise ConfigError("state_dict center is not finite")
     reduction = state_reduction(state)
     check_base_state(strategy, state)
-    fields = check_fields(strategy, strategy.state_fields, state, rows=strategy.state_rows,
-                          bounds=strategy.state_bounds)
+    fields = check_fields(holder, layout.fields, state, rows=layout.rows, bounds=layout.bounds)
     check_optimizer_steps(strategy, state)
     return fields, reduction
 

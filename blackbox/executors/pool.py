@@ -1,10 +1,17 @@
-"""The one submit/collect/retry loop of the executors that evaluate on a pool of workers (loky,
-futures; inside each node of the ``ray`` plugin, its node-local loky pool).
+"""The one submit/collect/retry loop of the executors that evaluate on workers that can be lost:
+loky and futures (:class:`PoolExecutor`), and the ``ray`` plugin's driver, whose workers are its
+node aggregators.
+
+:class:`TaskLoop` is the loop: tasks wait in a queue and are handed to the workers while they have
+room; each result is taken as it comes (joined by row number, so arrival order never matters); a
+worker that went away is replaced once however many tasks it took down, and its tasks are run
+again; an error that is not a lost worker raises; running tasks are checked for being overdue after
+each arrival and every ``poll`` seconds. A loop says how (``dispatch``, ``accept``, ``is_lost``,
+``replace``, ``redo``, ``overdue``, ...).
 
 :class:`PoolExecutor` evaluates a generation as ``Population.split`` makes it: the shared part is
 published once (a file in shared memory, an object in Ray's store, or carried by each task), and
-each set of rows becomes a task. The loop hands tasks to the workers while they have room, takes
-each result as it comes (results are joined by row number, so arrival order never matters), and:
+each set of rows becomes a task. Its loop:
 
 - a worker that dies (its process killed, its pool broken, its actor lost) has its tasks run
   again, each counting one attempt, up to ``max_retries``; the dead worker is replaced once;
@@ -19,12 +26,15 @@ A subclass says how to reach its workers: ``_submit`` (start a task, return a
 the worker went away), and optionally ``_publish``/``_retract``, ``_has_room``/``_released``,
 ``_replace``, ``_overdue``, ``_abandon`` and ``_received``.
 
-A scheduler of its own drives a pool row set by row set through the public :meth:`~PoolExecutor.publish`,
-:meth:`~PoolExecutor.submit_rows`, :meth:`~PoolExecutor.retract` and :meth:`~PoolExecutor.is_lost`:
-the ``ray`` plugin's nodes do (each composes a ``LokyExecutor``), because their rows move between
-nodes while a generation runs (stealing, lending, backups); they retry a dead worker's rows on
-their node-local pool by this loop's :class:`RetryRule`. The plugin's driver makes one call per node a
-generation; a lost or silent node's rows are redone in a new round of calls.
+The ``ray`` plugin's driver runs each generation through a :class:`TaskLoop` of its own: a task
+is one node's call for its share of a round; a node whose call raises ``RayActorError`` is a lost
+worker (dropped once), a node silent past the heartbeat is overdue (fenced, the round abandoned on
+the others); once a round is all in, the rows still missing go to the survivors in the next round.
+Its nodes schedule rows themselves, because rows move between nodes while a generation runs
+(stealing, lending, backups): each composes a ``LokyExecutor`` and drives it row set by row set
+through the public :meth:`~PoolExecutor.publish`, :meth:`~PoolExecutor.submit_rows`,
+:meth:`~PoolExecutor.retract` and :meth:`~PoolExecutor.is_lost`, retrying a dead worker's rows
+by this loop's :class:`RetryRule`.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import queue as queues
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections import deque
 from typing import Any
 
@@ -46,7 +56,7 @@ from ..errors import EvaluationError, WorkerError
 from .wire import DispatchStats, join_results
 from .worker import Outcome, decode_outcome
 
-__all__ = ["PoolExecutor", "RetryRule", "WorkerLost", "evaluation_timeout_error"]
+__all__ = ["PoolExecutor", "RetryRule", "Task", "TaskLoop", "WorkerLost", "evaluation_timeout_error"]
 
 
 class WorkerLost(Exception):
@@ -92,10 +102,228 @@ class RetryRule:
 
 
 @dataclasses.dataclass(eq=False)
-class _Task:
-    rows: Rows
+class Task:
+    """What one call to a worker evaluates: ``rows`` (a :class:`Rows` for a pool; the ray driver's
+    row positions for one node), the deaths it has seen (``attempt``) and the worker or pool it went
+    to (``domain``)."""
+
+    rows: Any
     attempt: int = 0
-    domain: object = None  # the worker or pool it was handed to
+    domain: object = None
+
+
+class TaskLoop(ABC):
+    """The submit/collect/retry loop of one generation, over workers that can be lost.
+
+    Tasks wait in ``todo``; :meth:`dispatch` hands them out (through :meth:`start`) while there is
+    room; each arrival is taken as it comes, whatever its order: a result goes to :meth:`accept`, a
+    lost worker (:meth:`is_lost`) to :meth:`lost` (its domain :meth:`replace`-d once, however many
+    tasks it took down; the task :meth:`redo`-ne), any other error is raised (:meth:`failed`);
+    :meth:`overdue` runs after each arrival and every ``poll`` seconds (timeouts, heartbeats). On an
+    error the running tasks are :meth:`abandon`-ed; on Ctrl-C :meth:`interrupted`.
+
+    :class:`PoolExecutor` runs every generation through it (one task a set of rows); the ``ray``
+    plugin's driver runs its rounds of node calls through it (one task a node's call).
+    """
+
+    def __init__(self, retries: RetryRule, poll: float | None = None):
+        self.retries, self.poll = retries, poll
+        self.todo: deque[Task] = deque()
+        self.running: dict[cf.Future[Any], Task] = {}
+        self.arrived: queues.SimpleQueue[cf.Future[Any]] = queues.SimpleQueue()
+
+    # -- what a loop provides ---------------------------------------------------------------------
+    @abstractmethod
+    def dispatch(self) -> None:
+        """Hand out tasks of ``todo`` now, each through :meth:`start`, while there is room."""
+
+    @abstractmethod
+    def accept(self, task: Task, value: Any) -> None:
+        """``task`` came back with ``value``."""
+
+    def outstanding(self) -> bool:
+        """True while the loop must go on with nothing to do and nothing running (dispatch starts more)."""
+        return False
+
+    def is_lost(self, error: BaseException) -> bool:
+        """True when a task's exception means its worker went away (redo), not a failure to run."""
+        return False
+
+    def failed(self, task: Task, error: BaseException) -> BaseException:
+        """The error to raise for a task that failed to run (not a lost worker)."""
+        return error
+
+    def replace(self, domain: object, cause: BaseException, task: Task) -> None:
+        """``domain`` (a worker or pool) died: replace it, count it, or raise (called once a domain)."""
+
+    def redo(self, task: Task, cause: BaseException) -> None:
+        """``task``'s worker was lost: run it again (first in line)."""
+        self.todo.appendleft(task)
+
+    def released(self, future: cf.Future[Any]) -> None:
+        """``future``'s task is over (done, lost, or given up)."""
+
+    def stray(self, future: cf.Future[Any]) -> None:
+        """A future that arrived after its task was given up (:meth:`overdue`)."""
+
+    def overdue(self) -> None:
+        """Give up running tasks that took too long (pop them from ``running``), as the loop decides."""
+
+    def abandon(self, running: list[cf.Future[Any]]) -> None:
+        """The generation failed: stop what still runs, as far as possible."""
+        for future in running:
+            future.cancel()
+
+    def interrupted(self, running: list[cf.Future[Any]]) -> None:
+        """Ctrl-C or an exit arrived during the loop: by default, as :meth:`abandon`."""
+        self.abandon(running)
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def start(self, future: cf.Future[Any], task: Task) -> None:
+        """``task`` now runs as ``future`` (its arrival is queued when it is done)."""
+        self.running[future] = task
+        future.add_done_callback(self.arrived.put)
+
+    def lost(self, task: Task, domain: object, cause: BaseException) -> None:
+        """``task``'s worker ``domain`` went away: replace it once, then redo the task."""
+        if self.retries.first_death(domain):
+            self.replace(domain, cause, task)
+        self.redo(task, cause)
+
+    def run(self) -> None:
+        """Until nothing is to do, running or outstanding: dispatch, take an arrival, check the overdue."""
+        try:
+            while self.todo or self.running or self.outstanding():
+                self.dispatch()
+                if not (self.running or self.outstanding()):
+                    continue
+                try:
+                    arrival: cf.Future[Any] | None = self.arrived.get(timeout=self.poll)
+                except queues.Empty:
+                    arrival = None
+                if arrival is not None:
+                    task = self.running.pop(arrival, None)
+                    if task is None:
+                        self.stray(arrival)
+                    else:
+                        self.released(arrival)
+                        error = arrival.exception()
+                        if error is None:
+                            self.accept(task, arrival.result())
+                        elif self.is_lost(error):
+                            self.lost(task, task.domain, error)
+                        else:
+                            failure = self.failed(task, error)
+                            if failure is error:
+                                raise error
+                            raise failure from error
+                self.overdue()
+        except Exception:
+            self.abandon(list(self.running))
+            raise
+        except BaseException:  # Ctrl-C, SystemExit
+            self.interrupted(list(self.running))
+            raise
+
+
+class _PoolLoop(TaskLoop):
+    """:class:`PoolExecutor`'s generation: sets of rows on its workers, with its timeout rules."""
+
+    def __init__(self, pool: PoolExecutor, shared: Shared, parts: list[Rows]):
+        super().__init__(RetryRule(pool.max_retries, pool.died),  # each dead worker or pool counted once
+                         None if pool.timeout is None else max(0.01, min(0.5, pool.timeout / 10)))
+        self.pool, self.shared = pool, shared
+        self.todo.extend(Task(rows) for rows in parts)
+        self.done: list[tuple[Rows, EvalResult]] = []
+        self.worst: list[Rows] = []  # rows that hung and score worst
+        self.killed: list[object] = []  # workers we killed for a timeout
+        self.dying: set[cf.Future[Outcome]] = set()  # tasks given up as hung, whose worker's end we wait to see
+        self.failure: EvaluationError | None = None  # a hung row with on_timeout="error": raised at the end
+
+    def outstanding(self) -> bool:
+        return bool(self.dying)
+
+    def dispatch(self) -> None:
+        pool = self.pool
+        if self.failure is not None:
+            self.todo.clear()  # finish what runs (the killed workers are seen gone), then raise
+        # After a kill, nothing more goes to that worker's pool until its end has been seen
+        # (all its tasks came back), so no task lands on a pool about to break.
+        held = bool(self.dying) or (bool(self.killed) and any(
+            any(t.domain is k for k in self.killed) for t in self.running.values()))
+        while self.todo and not held and pool._has_room():
+            task = self.todo.popleft()
+            pool.stats.tasks += 1
+            try:
+                future, task.domain = pool._submit(self.shared, task.rows)
+            except WorkerLost as exc:
+                task.domain = exc.domain
+                self.lost(task, exc.domain, exc.cause)
+                continue
+            self.start(future, task)
+
+    def accept(self, task: Task, value: Any) -> None:
+        self.pool._received(value)
+        result, meta = decode_outcome(value, task.rows, self.pool.name)
+        self.pool.stats.record(meta)
+        self.done.append((task.rows, result))
+
+    def is_lost(self, error: BaseException) -> bool:
+        return self.pool._is_lost(error)
+
+    def failed(self, task: Task, error: BaseException) -> BaseException:
+        return self.pool._could_not_run(task.rows, error)
+
+    def _ours(self, domain: object) -> bool:
+        return any(k is domain for k in self.killed)
+
+    def replace(self, domain: object, cause: BaseException, task: Task) -> None:
+        if not self._ours(domain):
+            self.pool.stats.worker_failures += 1
+        outstanding = [task.rows] + [t.rows for t in self.todo] + [t.rows for t in self.running.values()]
+        self.pool._replace(domain, cause, outstanding)
+
+    def redo(self, task: Task, cause: BaseException) -> None:
+        self.pool.stats.resubmitted += 1
+        if not self._ours(task.domain):  # tasks that died with a worker we killed run again without counting
+            task.attempt += 1
+            failed = self.retries.give_up(task.rows, task.attempt, cause)
+            if failed is not None:
+                raise failed from cause
+        self.todo.appendleft(task)
+
+    def released(self, future: cf.Future[Any]) -> None:
+        self.pool._released(future)
+
+    def stray(self, future: cf.Future[Any]) -> None:
+        self.dying.discard(future)
+
+    def overdue(self) -> None:
+        pool = self.pool
+        if pool.timeout is None:
+            return
+        for future in pool._overdue(list(self.running)):
+            task = self.running.pop(future)
+            self.released(future)
+            self.dying.add(future)
+            pool.stats.timeouts += 1
+            self.killed.append(task.domain)
+            if len(task.rows) > 1:  # find the hung rows: one row per task
+                singles = [Task(rows, task.attempt) for rows in task.rows.singles()]
+                self.todo.extendleft(reversed(singles))
+                pool.stats.resubmitted += len(singles)
+            elif pool.on_timeout == "error":
+                self.failure = self.failure or evaluation_timeout_error(task.rows, pool.timeout)
+            else:
+                self.worst.append(task.rows)
+
+    def abandon(self, running: list[cf.Future[Any]]) -> None:
+        self.pool._abandon(running)
+
+    def interrupted(self, running: list[cf.Future[Any]]) -> None:
+        # Not abandon then interrupt: a process pool's future cancelled just before its workers
+        # are killed makes Python 3.11's manager thread print an InvalidStateError traceback.
+        self.pool._interrupted(running)
 
 
 class PoolExecutor(Executor):
@@ -217,96 +445,8 @@ class PoolExecutor(Executor):
     # -- the loop ---------------------------------------------------------------------------------
     def _collect(self, shared: Shared, parts: list[Rows]) -> tuple[list[tuple[Rows, EvalResult]], list[Rows]]:
         """Results of every part, and the rows that hung and score worst."""
-        todo = deque(_Task(rows) for rows in parts)
-        arrived: queues.SimpleQueue[cf.Future[Outcome] | None] = queues.SimpleQueue()
-        running: dict[cf.Future[Outcome], _Task] = {}
-        done: list[tuple[Rows, EvalResult]] = []
-        worst: list[Rows] = []
-        retries = RetryRule(self.max_retries, self.died)  # each dead worker or pool counted once
-        killed: list[object] = []  # those we killed for a timeout
-        dying: set[cf.Future[Outcome]] = set()  # tasks given up as hung, whose worker's end we wait to see
-        failure: EvaluationError | None = None  # a hung row with on_timeout="error": raised at the end
-        poll = None if self.timeout is None else max(0.01, min(0.5, self.timeout / 10))
-
-        def lost(task: _Task, domain: object, cause: BaseException) -> None:
-            ours = any(k is domain for k in killed)
-            if retries.first_death(domain):
-                if not ours:
-                    self.stats.worker_failures += 1
-                outstanding = [task.rows] + [t.rows for t in todo] + [t.rows for t in running.values()]
-                self._replace(domain, cause, outstanding)
-            self.stats.resubmitted += 1
-            if not ours:
-                task.attempt += 1
-                failed = retries.give_up(task.rows, task.attempt, cause)
-                if failed is not None:
-                    raise failed from cause
-            todo.appendleft(task)
-
-        try:
-            while todo or running or dying:
-                if failure is not None:
-                    todo.clear()  # finish what runs (the killed workers are seen gone), then raise
-                # After a kill, nothing more goes to that worker's pool until its end has been seen
-                # (all its tasks came back), so no task lands on a pool about to break.
-                held = bool(dying) or (bool(killed) and any(
-                    any(t.domain is k for k in killed) for t in running.values()))
-                while todo and not held and self._has_room():
-                    task = todo.popleft()
-                    self.stats.tasks += 1
-                    try:
-                        future, task.domain = self._submit(shared, task.rows)
-                    except WorkerLost as exc:
-                        lost(task, exc.domain, exc.cause)
-                        continue
-                    running[future] = task
-                    future.add_done_callback(arrived.put)
-                if not (running or dying):
-                    continue
-                try:
-                    arrival: cf.Future[Outcome] | None = arrived.get(timeout=poll)
-                except queues.Empty:
-                    arrival = None
-                if arrival is not None and arrival in dying:
-                    dying.discard(arrival)
-                elif arrival is not None and arrival in running:
-                    future = arrival
-                    task = running.pop(future)
-                    self._released(future)
-                    error = future.exception()
-                    if error is None:
-                        outcome = future.result()
-                        self._received(outcome)
-                        result, meta = decode_outcome(outcome, task.rows, self.name)
-                        self.stats.record(meta)
-                        done.append((task.rows, result))
-                    elif self._is_lost(error):
-                        lost(task, task.domain, error)
-                    else:
-                        raise self._could_not_run(task.rows, error) from error
-                if self.timeout is not None:
-                    for future in self._overdue(list(running)):
-                        task = running.pop(future)
-                        self._released(future)
-                        dying.add(future)
-                        self.stats.timeouts += 1
-                        killed.append(task.domain)
-                        if len(task.rows) > 1:  # find the hung rows: one row per task
-                            singles = [_Task(rows, task.attempt) for rows in task.rows.singles()]
-                            todo.extendleft(reversed(singles))
-                            self.stats.resubmitted += len(singles)
-                        elif self.on_timeout == "error":
-                            failure = failure or evaluation_timeout_error(task.rows, self.timeout)
-                        else:
-                            worst.append(task.rows)
-        except Exception:
-            self._abandon(list(running))
-            raise
-        except BaseException:  # Ctrl-C, SystemExit
-            # Not abandon then interrupt: a process pool's future cancelled just before its workers
-            # are killed makes Python 3.11's manager thread print an InvalidStateError traceback.
-            self._interrupted(list(running))
-            raise
-        if failure is not None:
-            raise failure
-        return done, worst
+        loop = _PoolLoop(self, shared, parts)
+        loop.run()
+        if loop.failure is not None:
+            raise loop.failure
+        return loop.done, loop.worst

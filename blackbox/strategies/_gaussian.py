@@ -91,7 +91,7 @@ class NoiseTableStrategy(Strategy):
     def ask_ahead(self) -> Population:
         return self._typed(super().ask_ahead())
 
-    def tell(self, fitness: Any) -> None:
+    def tell(self, fitness: object) -> None:
         super().tell(fitness)
         self._round_center()
 
@@ -100,7 +100,7 @@ class NoiseTableStrategy(Strategy):
         self._round_center()
 
 
-def check_dtype(value: Any) -> np.dtype:
+def check_dtype(value: object) -> np.dtype:
     """``float32`` or ``float64`` (a name or a numpy dtype); anything else is one ConfigError line."""
     try:
         kind = np.dtype(value) if isinstance(value, (str, type, np.dtype)) else None

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import check_float, check_int, check_stdev
 from ..core.population import Population
-from ..core.state import NONNEGATIVE
+from ..core.state import NONNEGATIVE, StateView, state_field
 from ..errors import ConfigError
 from ._gaussian import NoiseTableStrategy, root_mean_square
 from .param_groups import SamplingParams
@@ -71,22 +71,30 @@ class CEM(NoiseTableStrategy):
             super().__post_init__()
 
     min_popsize = 2  # a standard deviation is fitted to at least two elites
-    state_fields = ("stdev",)
-    state_bounds = {"stdev": NONNEGATIVE}  # >= sigma_min, which may be 0
+    @dataclasses.dataclass
+    class State:
+        """What evolves: the per-dimension standard deviations."""
+
+        #: At least sigma_min, which may be 0.
+        stdev: np.ndarray = state_field(bound=NONNEGATIVE)
+
     sigma_is_param = False  # sigma summarizes stdev
     params: Params
+    state: State
+    #: The per-dimension standard deviations (``state.stdev``).
+    stdev: StateView[np.ndarray] = StateView()
 
     def _setup(self) -> None:
         p = self.params
-        self.stdev = check_stdev("sigma", p.sigma, self.dim)
+        stdev = check_stdev("sigma", p.sigma, self.dim)
         self.elites = int(round(p.elite_fraction * self.popsize))
         if self.elites < 2:
             raise ConfigError(
                 f"cem needs at least 2 elites to fit a standard deviation; elite_fraction {p.elite_fraction} "
                 f"x popsize {self.popsize} gives {self.elites}: raise popsize or elite_fraction"
             )
-        self.stdev = np.maximum(self.stdev, p.sigma_min)
-        self.sigma = root_mean_square(self.stdev)
+        self.state = self.State(stdev=np.maximum(stdev, p.sigma_min))
+        self.sigma = root_mean_square(self.state.stdev)
 
     def current_extra_noise(self) -> float:
         """The variance added after the fit of the current generation."""
@@ -98,7 +106,7 @@ class CEM(NoiseTableStrategy):
     def _ask(self) -> Population:
         offsets = self.table.sample_offsets(self.rng, self.popsize, self.dim)
         signs = np.ones(self.popsize, dtype=np.int8)
-        return Population.compact(self.table, self._center, offsets, signs, self.stdev)
+        return Population.compact(self.table, self._center, offsets, signs, self.state.stdev)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
         places = np.zeros(self.popsize)
@@ -106,14 +114,15 @@ class CEM(NoiseTableStrategy):
         weights = rank_weights(fitness, places)
         mean_eps, mean_sq = self.reduce(population, weights, weights)
         mean_eps, mean_sq = mean_eps.astype(np.float64), mean_sq.astype(np.float64)
-        fit_center = self._center + self.stdev * mean_eps
-        fit_stdev = self.stdev * np.sqrt(np.maximum(mean_sq - mean_eps**2, 0.0))
+        state = self.state
+        fit_center = self._center + state.stdev * mean_eps
+        fit_stdev = state.stdev * np.sqrt(np.maximum(mean_sq - mean_eps**2, 0.0))
         a = self.params.smoothing
         self._center = fit_center if a == 1.0 else a * fit_center + (1 - a) * self._center
-        stdev = fit_stdev if a == 1.0 else a * fit_stdev + (1 - a) * self.stdev
+        stdev = fit_stdev if a == 1.0 else a * fit_stdev + (1 - a) * state.stdev
         extra = self.current_extra_noise()
         if extra:
             stdev = np.sqrt(stdev**2 + extra)
-        self.stdev = np.maximum(stdev, self.params.sigma_min)
-        self.sigma = root_mean_square(self.stdev)
+        state.stdev = np.maximum(stdev, self.params.sigma_min)
+        self.sigma = root_mean_square(state.stdev)
         return None

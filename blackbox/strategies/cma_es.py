@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import check_float, check_int
 from ..core.population import Population
-from ..core.state import NONNEGATIVE, POSITIVE
+from ..core.state import NONNEGATIVE, POSITIVE, StateView, state_field
 from ..core.strategy import Strategy
 from ..errors import ConfigError
 from ._gaussian import default_nes_popsize
@@ -166,9 +166,30 @@ class CMAES(Strategy):
 
     min_popsize = 2  # mu = popsize // 2 parents, at least one
     default_popsize = staticmethod(default_nes_popsize)
-    state_fields = ("C", "B", "D", "p_sigma", "p_c", "eigen_generation")
-    state_bounds = {"D": POSITIVE, "eigen_generation": NONNEGATIVE}  # D >= 1e-150 (see _decompose)
+    @dataclasses.dataclass
+    class State:
+        """What evolves besides the mean and sigma: ``C = B D^2 B^T``, the evolution paths, the
+        generation of the last eigendecomposition; and the samples ``z`` of the last ``ask()`` for its
+        ``tell()`` (never saved: a state describes the strategy before that ``ask()``)."""
+
+        C: np.ndarray = state_field()
+        B: np.ndarray = state_field()
+        #: At least 1e-150 (see ``_decompose``).
+        D: np.ndarray = state_field(bound=POSITIVE)
+        p_sigma: np.ndarray = state_field()
+        p_c: np.ndarray = state_field()
+        eigen_generation: int = state_field(bound=NONNEGATIVE)
+        z: np.ndarray | None = state_field(saved=False)
+
     params: Params
+    state: State
+    #: The covariance matrix (without sigma^2), its eigenvectors and the square roots of its eigenvalues.
+    C: StateView[np.ndarray] = StateView()
+    B: StateView[np.ndarray] = StateView()
+    D: StateView[np.ndarray] = StateView()
+    #: The evolution paths of sigma and of C.
+    p_sigma: StateView[np.ndarray] = StateView()
+    p_c: StateView[np.ndarray] = StateView()
 
     def memory_needed(self) -> str:
         return dense_memory_needed(self.dim, "sep-cma-es")
@@ -181,13 +202,8 @@ class CMAES(Strategy):
         c = self.constants
         default_interval = max(1, int(1 / (10 * self.dim * (c.c_1 + c.c_mu))))
         self.eigen_interval = default_interval if p.eigen_interval is None else p.eigen_interval
-        self.C = np.eye(self.dim)
-        self.B = np.eye(self.dim)
-        self.D = np.ones(self.dim)
-        self.p_sigma = np.zeros(self.dim)
-        self.p_c = np.zeros(self.dim)
-        self.eigen_generation = 0
-        self._z: np.ndarray | None = None
+        self.state = self.State(C=np.eye(self.dim), B=np.eye(self.dim), D=np.ones(self.dim),
+                                p_sigma=np.zeros(self.dim), p_c=np.zeros(self.dim), eigen_generation=0)
 
     @property
     def covariance(self) -> np.ndarray:
@@ -195,39 +211,41 @@ class CMAES(Strategy):
         return self.sigma**2 * self.C
 
     def _ask(self) -> Population:
-        self._z = self.rng.standard_normal((self.popsize, self.dim))
-        y = (self._z * self.D) @ self.B.T
+        state = self.state
+        state.z = self.rng.standard_normal((self.popsize, self.dim))
+        y = (state.z * state.D) @ state.B.T
         return Population.from_dense(self._center + self.sigma * y)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
-        p, n = self.constants, self.dim
-        z = self._z
+        p, n, state = self.constants, self.dim, self.state
+        z = state.z
         assert z is not None  # drawn by _ask(); tell() comes after ask()
-        y = (z * self.D) @ self.B.T
+        y = (z * state.D) @ state.B.T
         mean_w = rank_weights(fitness, p.mean_weights)
         cov_w = rank_weights(fitness, p.weights)
         z_w, y_w = mean_w @ z, mean_w @ y
         self._center = self._center + self.sigma * y_w
         # Step-size control: C^-1/2 <y>_w = B <z>_w (with the B, D the samples were drawn with).
-        self.p_sigma = (1 - p.c_sigma) * self.p_sigma + math.sqrt(p.c_sigma * (2 - p.c_sigma) * p.mu_eff) * (self.B @ z_w)
-        norm_ps = float(np.linalg.norm(self.p_sigma))
+        state.p_sigma = (1 - p.c_sigma) * state.p_sigma + math.sqrt(p.c_sigma * (2 - p.c_sigma) * p.mu_eff) * (state.B @ z_w)
+        norm_ps = float(np.linalg.norm(state.p_sigma))
         self.sigma = float(self.sigma * math.exp(p.c_sigma / p.d_sigma * (norm_ps / p.chi_n - 1)))
         # Covariance: rank-one with the h_sigma stall, rank-mu with all (negative: rescaled) weights.
         threshold = (1.4 + 2 / (n + 1)) * p.chi_n
         h_sigma = norm_ps / math.sqrt(1 - (1 - p.c_sigma) ** (2 * (self.generation + 1))) < threshold
-        self.p_c = (1 - p.c_c) * self.p_c + h_sigma * math.sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * y_w
+        state.p_c = (1 - p.c_c) * state.p_c + h_sigma * math.sqrt(p.c_c * (2 - p.c_c) * p.mu_eff) * y_w
         z_sq = np.einsum("ij,ij->i", z, z)
         w_circ = np.where(cov_w < 0, cov_w * n / np.maximum(z_sq, 1e-300), cov_w)
         delta_h = (1 - h_sigma) * p.c_c * (2 - p.c_c)
         decay = 1 + p.c_1 * delta_h - p.c_1 - p.c_mu * cov_w.sum()
-        self.C = decay * self.C + p.c_1 * np.outer(self.p_c, self.p_c) + p.c_mu * (y.T * w_circ) @ y
-        if self.generation + 1 - self.eigen_generation >= self.eigen_interval:
+        state.C = decay * state.C + p.c_1 * np.outer(state.p_c, state.p_c) + p.c_mu * (y.T * w_circ) @ y
+        if self.generation + 1 - state.eigen_generation >= self.eigen_interval:
             self._decompose()
-        self._z = None
+        state.z = None
         return None
 
     def _decompose(self) -> None:
-        self.C = (self.C + self.C.T) / 2
-        values, self.B = np.linalg.eigh(self.C)
-        self.D = np.sqrt(np.maximum(values, 1e-300))
-        self.eigen_generation = self.generation + 1
+        state = self.state
+        state.C = (state.C + state.C.T) / 2
+        values, state.B = np.linalg.eigh(state.C)
+        state.D = np.sqrt(np.maximum(values, 1e-300))
+        state.eigen_generation = self.generation + 1

@@ -56,7 +56,7 @@ class SigmaScheduleOptions(SamplingParams):
     def sigma_schedule(self) -> SigmaSchedule:
         return SigmaSchedule(self.sigma_decay, self.sigma_min)
 
-    def check_evolved(self, name: str, value: Any) -> None:
+    def check_evolved(self, name: str, value: object) -> None:
         """A decaying sigma without a floor may underflow to 0; otherwise the field's own checks
         (> 0, and >= sigma_min: the schedule never goes below its floor)."""
         if name == "sigma" and value == 0 and self.sigma_decay < 1 and self.sigma_min == 0:

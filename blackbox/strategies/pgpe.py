@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
-from ..core.state import POSITIVE
+from ..core.state import POSITIVE, StateView, state_field
 from ..errors import ConfigError
 from ._gaussian import NoiseTableStrategy, check_mirrored_popsize, root_mean_square, sample_rows
 from .optim import Optimizer
@@ -89,38 +89,48 @@ class PGPE(NoiseTableStrategy):
             super().__post_init__()
 
     min_popsize = 2  # a gradient estimate needs two rows (a symmetric pair)
-    state_fields = ("stdev", "optimizer")
+    @dataclasses.dataclass
+    class State:
+        """What evolves: the per-dimension standard deviations and the center's optimizer."""
+
+        #: At least max(sigma_min, 1e-12).
+        stdev: np.ndarray = state_field(bound=POSITIVE)
+        optimizer: Optimizer = state_field()
+
     optimizer_steps_per_generation = 1  # tell() steps the optimizer once: resume checks t == generation
-    state_bounds = {"stdev": POSITIVE}  # >= max(sigma_min, 1e-12)
     sigma_is_param = False  # sigma summarizes stdev
     params: Params
-    optimizer: Optimizer
+    state: State
+    #: The per-dimension standard deviations (``state.stdev``).
+    stdev: StateView[np.ndarray] = StateView()
+    #: The optimizer that steps the center (``state.optimizer``).
+    optimizer: StateView[Optimizer] = StateView()
 
     def _setup(self) -> None:
         p = self.params
         check_mirrored_popsize(self.popsize, p.mirrored)
         sigma = p.sigma if p.radius is None else p.radius / math.sqrt(self.dim)
-        self.stdev = check_stdev("sigma", 0.1 if sigma is None else sigma, self.dim)
+        self.state = self.State(stdev=check_stdev("sigma", 0.1 if sigma is None else sigma, self.dim),
+                                optimizer=p.make_optimizer(self.dim))
         self.sigma_max = math.inf if p.sigma_max is None else p.sigma_max
-        self.optimizer = p.make_optimizer(self.dim)
-        self.sigma = root_mean_square(self.stdev)
+        self.sigma = root_mean_square(self.state.stdev)
 
     def _ask(self) -> Population:
         offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.params.mirrored)
-        return Population.compact(self.table, self._center, offsets, signs, self.stdev, groups=groups)
+        return Population.compact(self.table, self._center, offsets, signs, self.state.stdev, groups=groups)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> float:
-        p = self.params
+        p, state = self.params, self.state
         utilities = get_shaping(p.shaping)(fitness)
         utilities = utilities - utilities.mean()
         linear, squares = self.reduce(population, utilities, utilities)
         n = self.popsize
-        grad_center = self.stdev * linear / n
-        grad_stdev = self.stdev * (squares - utilities.sum()) / n
-        self._center, step_norm = self.optimizer.step(self._center, grad_center)
-        stdev = self.stdev + p.sigma_lr * grad_stdev
+        grad_center = state.stdev * linear / n
+        grad_stdev = state.stdev * (squares - utilities.sum()) / n
+        self._center, step_norm = state.optimizer.step(self._center, grad_center)
+        stdev = state.stdev + p.sigma_lr * grad_stdev
         if p.sigma_max_change is not None:
-            stdev = np.clip(stdev, self.stdev * (1 - p.sigma_max_change), self.stdev * (1 + p.sigma_max_change))
-        self.stdev = np.clip(stdev, max(p.sigma_min, _STDEV_FLOOR), self.sigma_max)
-        self.sigma = root_mean_square(self.stdev)
+            stdev = np.clip(stdev, state.stdev * (1 - p.sigma_max_change), state.stdev * (1 + p.sigma_max_change))
+        state.stdev = np.clip(stdev, max(p.sigma_min, _STDEV_FLOOR), self.sigma_max)
+        self.sigma = root_mean_square(state.stdev)
         return step_norm

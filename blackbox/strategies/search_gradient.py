@@ -27,6 +27,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float
 from ..core.population import Population
+from ..core.state import StateView, state_field
 from ._gaussian import NoiseTableStrategy, check_mirrored_popsize, sample_rows
 from .optim import Optimizer
 from .param_groups import OptimizerOptions, SigmaScheduleOptions
@@ -60,16 +61,23 @@ class IsotropicSearchGradient(NoiseTableStrategy):
     #: Divide the estimate by sigma (the textbook NES gradient) or not (OpenAI's code).
     divide_by_sigma: ClassVar[bool] = False
     min_popsize = 2  # a gradient estimate needs two rows (a mirrored pair)
-    state_fields = ("optimizer",)
+    @dataclasses.dataclass
+    class State:
+        """What evolves besides the center and sigma: the center's optimizer."""
+
+        optimizer: Optimizer = state_field()
+
     optimizer_steps_per_generation = 1  # tell() steps the optimizer once: resume checks t == generation
     params: Params
-    optimizer: Optimizer
+    state: State
+    #: The optimizer that steps the center (``state.optimizer``).
+    optimizer: StateView[Optimizer] = StateView()
 
     def _setup(self) -> None:
         check_mirrored_popsize(self.popsize, self.params.mirrored)
         self.sigma = self.params.sigma
         self.sigma_schedule = self.params.sigma_schedule()
-        self.optimizer = self.params.make_optimizer(self.dim)
+        self.state = self.State(optimizer=self.params.make_optimizer(self.dim))
 
     def _ask(self) -> Population:
         offsets, signs, groups = sample_rows(self.table, self.rng, self.popsize, self.dim, self.params.mirrored)
@@ -79,7 +87,7 @@ class IsotropicSearchGradient(NoiseTableStrategy):
         weights = get_shaping(self.params.shaping)(fitness)
         weighted, _ = self.reduce(population, weights)
         scale = self.popsize * self.sigma if self.divide_by_sigma else self.popsize
-        self._center, step_norm = self.optimizer.step(self._center, weighted / scale)
+        self._center, step_norm = self.state.optimizer.step(self._center, weighted / scale)
         self.sigma = self.sigma_schedule(self.sigma)
         return step_norm
 

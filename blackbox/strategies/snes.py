@@ -27,7 +27,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float, check_stdev
 from ..core.population import Population
-from ..core.state import NONNEGATIVE
+from ..core.state import NONNEGATIVE, StateView, state_field
 from ._gaussian import NoiseTableStrategy, default_nes_popsize, normalized_utilities, root_mean_square
 from .param_groups import SamplingParams
 from .shaping import SHAPINGS
@@ -64,27 +64,36 @@ class SNES(NoiseTableStrategy):
 
     min_popsize = 2  # utilities rank at least two rows
     default_popsize = staticmethod(default_nes_popsize)
-    state_fields = ("stdev",)
-    state_bounds = {"stdev": NONNEGATIVE}  # multiplied each generation: may underflow to 0
+    @dataclasses.dataclass
+    class State:
+        """What evolves: the per-dimension standard deviations."""
+
+        #: Multiplied each generation: may underflow to 0.
+        stdev: np.ndarray = state_field(bound=NONNEGATIVE)
+
     sigma_is_param = False  # sigma summarizes stdev
     params: Params
+    state: State
+    #: The per-dimension standard deviations (``state.stdev``).
+    stdev: StateView[np.ndarray] = StateView()
 
     def _setup(self) -> None:
-        self.stdev = check_stdev("sigma", self.params.sigma, self.dim)
+        self.state = self.State(stdev=check_stdev("sigma", self.params.sigma, self.dim))
         default_sigma_lr = (3 + math.log(self.dim)) / (5 * math.sqrt(self.dim))
         self.sigma_lr = default_sigma_lr if self.params.sigma_lr is None else self.params.sigma_lr
-        self.sigma = root_mean_square(self.stdev)
+        self.sigma = root_mean_square(self.state.stdev)
 
     def _ask(self) -> Population:
         offsets = self.table.sample_offsets(self.rng, self.popsize, self.dim)
         signs = np.ones(self.popsize, dtype=np.int8)
-        return Population.compact(self.table, self._center, offsets, signs, self.stdev)
+        return Population.compact(self.table, self._center, offsets, signs, self.state.stdev)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
+        state = self.state
         u = normalized_utilities(self.params.shaping, fitness)
         grad_center, squares = self.reduce(population, u, u)
         grad_log_stdev = squares - u.sum()
-        self._center = self._center + self.params.lr * self.stdev * grad_center
-        self.stdev = self.stdev * np.exp(0.5 * self.sigma_lr * grad_log_stdev)
-        self.sigma = root_mean_square(self.stdev)
+        self._center = self._center + self.params.lr * state.stdev * grad_center
+        state.stdev = state.stdev * np.exp(0.5 * self.sigma_lr * grad_log_stdev)
+        self.sigma = root_mean_square(state.stdev)
         return None

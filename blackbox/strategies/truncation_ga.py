@@ -19,6 +19,7 @@ import numpy as np
 
 from .._validate import check_float, check_int
 from ..core.population import Population
+from ..core.state import StateView, state_field
 from ..errors import ConfigError
 from ._gaussian import NoiseTableStrategy
 from .param_groups import SigmaScheduleOptions
@@ -52,9 +53,17 @@ class TruncationGA(NoiseTableStrategy):
             super().__post_init__()
 
     min_popsize = 2  # an elite and at least one offspring
-    state_fields = ("parents",)
-    state_rows = ("parents",)  # the initial point alone, then num_parents rows
+    @dataclasses.dataclass
+    class State:
+        """What evolves besides the elite (the center) and sigma: the parents."""
+
+        #: The initial point alone, then ``num_parents`` rows, best first.
+        parents: np.ndarray = state_field(rows=True)
+
     params: Params
+    state: State
+    #: The parents of the next population, best first (``state.parents``).
+    parents: StateView[np.ndarray] = StateView()
 
     def _setup(self) -> None:
         p = self.params
@@ -68,21 +77,21 @@ class TruncationGA(NoiseTableStrategy):
             )
 
     def _start(self) -> None:
-        self.parents = self._center[None, :].copy()  # generation 0: the initial point alone
+        self.state = self.State(parents=self._center[None, :].copy())  # generation 0: the initial point alone
         super()._start()
 
     def _ask(self) -> Population:
-        n_elite = min(self.params.elitism, len(self.parents))
+        n_elite = min(self.params.elitism, len(self.state.parents))
         n_children = self.popsize - n_elite
         parents = np.concatenate([
             np.arange(n_elite, dtype=np.int64),
-            self.rng.integers(0, len(self.parents), size=n_children, dtype=np.int64),
+            self.rng.integers(0, len(self.state.parents), size=n_children, dtype=np.int64),
         ])
         offsets = np.concatenate([
             np.zeros(n_elite, dtype=np.int64), self.table.sample_offsets(self.rng, n_children, self.dim)
         ])
         signs = np.concatenate([np.zeros(n_elite, dtype=np.int8), np.ones(n_children, dtype=np.int8)])
-        return Population.compact(self.table, self.parents, offsets, signs, self.sigma, parents=parents)
+        return Population.compact(self.table, self.state.parents, offsets, signs, self.sigma, parents=parents)
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
         # Best first; ties keep population order, so an elite wins a tie with its offspring.
@@ -91,7 +100,7 @@ class TruncationGA(NoiseTableStrategy):
         # are built once here: row by row on a buffer kept from an earlier generation (no fresh
         # mapping), each noise slice read once. Kept as offsets instead, every child would rebuild its
         # parent (and a lineage would grow one noise term a generation); the bits would not change.
-        self.parents = population.rows(order[: self.num_parents])
-        self._center = self.parents[0].copy()
+        self.state.parents = population.rows(order[: self.num_parents])
+        self._center = self.state.parents[0].copy()
         self.sigma = self.sigma_schedule(self.sigma)
         return None

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._validate import check_choice, check_float
 from ..core.population import Population
+from ..core.state import StateView, state_field
 from ..core.strategy import Strategy
 from ._gaussian import default_nes_popsize, normalized_utilities
 from .cma_es import check_dense_dim
@@ -80,8 +81,18 @@ class XNES(Strategy):
 
     min_popsize = 2  # utilities rank at least two rows
     default_popsize = staticmethod(default_nes_popsize)
-    state_fields = ("B",)
+    @dataclasses.dataclass
+    class State:
+        """What evolves besides the center and sigma: the shape ``B``; and the samples of the last
+        ``ask()`` for its ``tell()`` (never saved: a state describes the strategy before that ``ask()``)."""
+
+        B: np.ndarray = state_field()
+        noise: np.ndarray | None = state_field(saved=False)
+
     params: Params
+    state: State
+    #: The shape of the search distribution (``state.B``).
+    B: StateView[np.ndarray] = StateView()
 
     def _setup(self) -> None:
         check_dense_dim("xnes", self.dim, "snes")
@@ -90,8 +101,7 @@ class XNES(Strategy):
         self.sigma = p.sigma
         self.sigma_lr = default_lr if p.sigma_lr is None else p.sigma_lr
         self.cov_lr = default_lr if p.cov_lr is None else p.cov_lr
-        self.B = np.eye(d)
-        self._noise: np.ndarray | None = None
+        self.state = self.State(B=np.eye(d))
 
     @property
     def covariance(self) -> np.ndarray:
@@ -100,19 +110,20 @@ class XNES(Strategy):
         return covariance
 
     def _ask(self) -> Population:
-        self._noise = self.rng.standard_normal((self.popsize, self.dim))
-        return Population.from_dense(self._center + self.sigma * (self._noise @ self.B.T))
+        self.state.noise = self.rng.standard_normal((self.popsize, self.dim))
+        return Population.from_dense(self._center + self.sigma * (self.state.noise @ self.state.B.T))
 
     def _tell(self, population: Population, fitness: np.ndarray) -> None:
-        s = self._noise
+        state = self.state
+        s = state.noise
         assert s is not None  # drawn by _ask(); tell() comes after ask()
         u = normalized_utilities(self.params.shaping, fitness)
         grad_delta = u @ s
         grad_m = (s.T * u) @ s - u.sum() * np.eye(self.dim)
         grad_sigma = np.trace(grad_m) / self.dim
         grad_b = grad_m - grad_sigma * np.eye(self.dim)
-        self._center = self._center + self.params.lr * self.sigma * (self.B @ grad_delta)
+        self._center = self._center + self.params.lr * self.sigma * (state.B @ grad_delta)
         self.sigma = float(self.sigma * math.exp(0.5 * self.sigma_lr * grad_sigma))
-        self.B = self.B @ symmetric_expm(0.5 * self.cov_lr * (grad_b + grad_b.T) / 2)
-        self._noise = None
+        state.B = state.B @ symmetric_expm(0.5 * self.cov_lr * (grad_b + grad_b.T) / 2)
+        state.noise = None
         return None

@@ -73,3 +73,18 @@ def test_the_page_is_in_the_site_near_contributing():
     nav = (ROOT / "mkdocs.yml").read_text()
     assert "Architecture: architecture.md" in nav
     assert nav.index("Contributing: contributing.md") < nav.index("Architecture: architecture.md")
+
+
+def test_the_plugin_contract_forbids_every_private_module_to_every_plugin():
+    """Plugins use only public names: the import-linter contract that covers ``plugins/`` names
+    every plugin package and forbids every private module of blackbox (a new one must be added)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    contract = next(c for c in config["contracts"] if c.get("type") == "forbidden")
+    private = sorted(
+        ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for path in (ROOT / "blackbox").rglob("_*.py")
+        if not path.name.startswith("__") and "templates" not in path.parts
+    )
+    plugins = sorted(path.parent.name for path in (ROOT / "plugins").glob("*/blackbox_*/__init__.py"))
+    assert private and sorted(contract["forbidden_modules"]) == private
+    assert plugins and sorted(contract["source_modules"]) == plugins

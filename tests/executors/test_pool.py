@@ -17,7 +17,7 @@ from blackbox.core.seeding import evaluation_seeds
 from blackbox.errors import StateError
 from blackbox.executors.futures import FuturesExecutor
 from blackbox.executors.loky import LokyExecutor
-from blackbox.executors.pool import PoolExecutor, RetryRule, WorkerLost
+from blackbox.executors.pool import PoolExecutor, RetryRule, Task, TaskLoop, WorkerLost
 from blackbox.executors.serial import SerialExecutor
 from blackbox.executors.worker import WorkerCache, decode_outcome, evaluate_task
 from tests.helpers.executor_problems import Stateful
@@ -269,3 +269,92 @@ def test_the_retry_rule_counts_a_dead_pool_once_and_gives_up_past_max_retries():
     error = rule.give_up(rows, 3, RuntimeError("broken"))
     assert isinstance(error, bb.errors.WorkerError)
     assert str(error) == "rows 4..7 were in flight when a worker died 3 times (max_retries=2); last failure: broken"
+
+
+class _Lost(Exception):
+    """What the fake workers below raise when they go away."""
+
+
+class _Loop(TaskLoop):
+    """A TaskLoop over fake workers: each task's future is completed by ``complete``, as workers do."""
+
+    def __init__(self, tasks, poll=None):
+        super().__init__(RetryRule(3), poll)
+        self.todo.extend(tasks)
+        self.started, self.accepted, self.replaced, self.abandoned = [], [], [], []
+        self.overdue_checks = 0
+        self.complete = lambda future, task: None  # set by each test
+
+    def dispatch(self):
+        while self.todo:
+            task = self.todo.popleft()
+            future: cf.Future = cf.Future()
+            self.started.append(task.rows)
+            self.start(future, task)
+            self.complete(future, task)
+
+    def accept(self, task, value):
+        self.accepted.append((task.rows, value))
+
+    def is_lost(self, error):
+        return isinstance(error, _Lost)
+
+    def replace(self, domain, cause, task):
+        self.replaced.append(domain)
+
+    def overdue(self):
+        self.overdue_checks += 1
+
+    def abandon(self, running):
+        self.abandoned.extend(running)
+
+
+def test_the_task_loop_replaces_a_lost_worker_once_and_redoes_each_of_its_tasks():
+    # the loop the Ray driver shares with PoolExecutor: two tasks die with one worker, which is
+    # replaced once; both run again on the next worker and each result is accepted once
+    loop = _Loop([Task("a", domain="w1"), Task("b", domain="w1")])
+
+    def complete(future, task):
+        if len(loop.started) <= 2:
+            future.set_exception(_Lost("w1 went away"))
+        else:
+            task.domain = "w2"
+            future.set_result(task.rows.upper())
+
+    loop.complete = complete
+    loop.run()
+    assert loop.replaced == ["w1"]
+    assert loop.started == ["a", "b", "a", "b"]  # each redone as soon as its loss arrives
+    assert sorted(loop.accepted) == [("a", "A"), ("b", "B")]
+    assert loop.overdue_checks == 4 and not loop.running
+
+
+def test_the_task_loop_raises_a_failure_to_run_and_abandons_what_runs():
+    loop = _Loop([Task("a"), Task("b")])
+    pending: list[cf.Future] = []
+
+    def complete(future, task):
+        if task.rows == "a":
+            future.set_exception(ValueError("row a failed"))
+        else:
+            pending.append(future)  # still running when a fails
+
+    loop.complete = complete
+    with pytest.raises(ValueError, match="row a failed"):
+        loop.run()
+    assert loop.abandoned == pending and loop.replaced == []
+
+
+def test_the_task_loop_checks_the_overdue_every_poll_while_it_waits():
+    loop = _Loop([Task("a")], poll=0.01)
+    checks: list[int] = []
+
+    def overdue():  # gives the task up after a few polls, as a heartbeat or a timeout does
+        checks.append(1)
+        if len(checks) == 3:
+            future = next(iter(loop.running))
+            del loop.running[future]
+
+    loop.overdue = overdue
+    loop.run()
+    assert len(checks) == 3 and loop.accepted == [] and not loop.running

@@ -110,6 +110,57 @@ def _strategy_case(name: str) -> Callable[[Path], dict[str, Any]]:
     return lambda tmp: api_run(name, "quadratic:dim=8")
 
 
+def layout(value: Any) -> Any:
+    """The types, dtypes and shapes of a state dict (its values are in ``encode``'s output)."""
+    if isinstance(value, dict):
+        return {key: layout(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):
+        return f"ndarray {value.dtype} {list(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        return [layout(item) for item in value]
+    return type(value).__name__
+
+
+def state_run(spec: str, dim: int = 5, generations: int = 3) -> dict[str, Any]:
+    """``state_dict()`` of a strategy after a few generations of ask/tell on a quadratic, and again
+    between the next ask and its tell: keys in order, types, dtypes and shapes, and every bit."""
+    strategy = bb.make_strategy(spec, dim=dim, seed=7, x0=np.linspace(-1.0, 1.0, dim))
+    target = np.arange(dim, dtype=np.float64) / dim
+
+    def fitness(params: np.ndarray) -> np.ndarray:
+        out: np.ndarray = -np.sum((params - target) ** 2, axis=1)
+        return out
+
+    for _ in range(generations):
+        strategy.tell(fitness(strategy.ask().params))
+    told = strategy.state_dict()
+    population = strategy.ask()
+    pending = strategy.state_dict()
+    out = {"keys": list(told), "layout": layout(told), "state": told,
+           "pending_keys": list(pending), "pending_layout": layout(pending), "pending": pending}
+    if strategy.asks_ahead:  # the pipelined mode: a population asked ahead of the pending one's tell
+        strategy.ask_ahead()
+        strategy.tell(fitness(population.params))
+        ahead = strategy.state_dict()
+        out.update(ahead_keys=list(ahead), ahead_layout=layout(ahead), ahead=ahead)
+    return out
+
+
+#: The state dicts of every built-in strategy (and of the option sets whose state differs: an
+#: optimizer, float32 rows): their keys, layout and bits must not change, for checkpoints to keep loading.
+STATE_CASES = {
+    **{f"state-{name}": name for name in BUILTIN_STRATEGIES},
+    "state-pgpe-adam": "pgpe:optimizer=adam,lr=0.05,popsize=8",
+    "state-openai-es-clipup": "openai-es:optimizer=clipup,popsize=8",
+    "state-snes-float32": "snes:dtype=float32",
+    "state-ga-truncation": "ga:popsize=12,truncation=0.25",
+}
+
+
+def _state_case(spec: str) -> Callable[[Path], dict[str, Any]]:
+    return lambda tmp: state_run(spec)
+
+
 CASES: dict[str, Callable[[Path], dict[str, Any]]] = {
     **{f"{name}-quadratic": _strategy_case(name) for name in BUILTIN_STRATEGIES},
     # 0.1.0's sgd ignored momentum (the reference is plain SGD); now the option is refused
@@ -134,6 +185,7 @@ CASES: dict[str, Callable[[Path], dict[str, Any]]] = {
                                          "--checkpoint-every", "0"], tmp / "run"),
     "cli-cma-es-rosenbrock": lambda tmp: cli_run(["--strategy", "cma-es", "--problem", "rosenbrock:dim=6",
                                                   "--generations", "6", "--seed", "4"], tmp / "run"),
+    **{name: _state_case(spec) for name, spec in STATE_CASES.items()},
 }
 
 #: Which cases need which optional module (skipped without it).

@@ -18,7 +18,9 @@ generation, the noise-weighted sums reduced among the nodes.
 
 Faults: a worker process that dies is retried inside its node; a node (or its aggregator) lost in
 a generation raises on the driver's call and on its peers' calls, and the generation's missing rows
-are redone on the survivors at once, never waiting for a replacement that may never be placed. A node
+are redone on the survivors at once, never waiting for a replacement that may never be placed. The
+driver runs a generation through blackbox's pool loop (``blackbox.executors.pool.TaskLoop``), each
+node's call a task: a lost node is a lost worker, a silent one (the heartbeat) an overdue task. A node
 that joins, or a node whose aggregator died, gets an aggregator, used from the generation after it is
 ready. Results are bit-identical to ``serial`` in every case.
 """
@@ -44,6 +46,7 @@ from blackbox.core.population import Population
 from blackbox.core.problem import EvalResult, Problem
 from blackbox.core.reduce import REDUCTION, PartialSums, plan_sums
 from blackbox.errors import ConfigError, WorkerError
+from blackbox.executors.pool import RetryRule, Task, TaskLoop
 from blackbox.executors.wire import DispatchStats, pickle_problem
 from blackbox.validate import check_float, check_int
 
@@ -77,41 +80,119 @@ class ClusterSizeWarning(UserWarning):
     """A generation has fewer rows than the cluster has cores: the others wait."""
 
 
-class _Submitted(Submitted):
-    """A generation started on the nodes; ``result()`` collects it, redoing on the survivors the rows
-    of nodes that were lost, and keeps the nodes' total for the strategy's reduction."""
+class _Submitted(Submitted, TaskLoop):
+    """A generation on the nodes, run by the pool's submit/collect/retry loop (one task a node's call).
+
+    A round gives each node one call for its share of the rows still missing; a reply's rows are
+    kept as they come (a row done twice is identical: the first is kept). A node lost (its call
+    raises ``RayActorError``) or silent for ``heartbeat`` seconds (fenced, and the round abandoned on
+    the others, which reply at once with what they have) leaves rows missing: once the round's calls
+    are all in, the next round gives the survivors the missing rows, until every row is present and
+    a round completes (so the nodes' total reaches the strategy's reduction)."""
 
     def __init__(self, executor: RayExecutor, ray, number: int, n: int, bundle: list, capture: bool):
+        TaskLoop.__init__(self, RetryRule(0, "a node was lost"), poll=max(0.05, executor.heartbeat / 20))
         self.executor, self.ray, self.number, self.n, self.bundle, self.capture = executor, ray, number, n, bundle, capture
         self.fitness, self.steps = np.zeros(n), np.zeros(n, dtype=np.int64)
         self.present = np.zeros(n, dtype=bool)
-        self.rounds = 1
-        self.futures, self.members = executor._round(ray, number, bundle, np.arange(n),
-                                                     (np.zeros(0, dtype=np.int64), np.zeros(0)), capture, 1)
+        self.info_parts: list = []
+        self.rounds = 0
+        self.members: dict[str, Any] = {}  # node id -> aggregator, of the latest round
+        self.replied = 0  # replies of the latest round (none: every call was lost, a round more)
+        self.again = False  # a reply of the latest round was incomplete: a round more
+        self.dispatch()  # the first round starts now; result() collects it
 
     def result(self) -> EvalResult:
-        executor, present, info_parts = self.executor, self.present, []
-        while True:
-            replies = executor._replies(self.ray, self.futures, self.members, (self.number, self.rounds))
-            complete = True
-            for reply in replies:
-                index = reply["index"]
-                new = ~present[index]
-                self.fitness[index[new]], self.steps[index[new]] = reply["fitness"][new], reply["steps"][new]
-                present[index[new]] = True
-                info_parts.append((index, reply["info"]))
-                executor._count(reply)
-                complete &= reply["incomplete"] is None
-                if "total" in reply:
-                    executor._keep_total(reply["key"], reply["total"])
-            if complete and present.all() and replies:
-                break
-            self.rounds += 1
-            self.futures, self.members = executor._round(
-                self.ray, self.number, self.bundle, np.flatnonzero(~present),
-                (np.flatnonzero(present), self.fitness[present]), self.capture, self.rounds)
-        executor.stats.info_rows += int(sum(len(keep) for _, info in info_parts for keep, _, _, _ in info.values()))
-        return EvalResult(self.fitness, self.steps, decode_info(info_parts, self.n))
+        executor, now = self.executor, time.monotonic()
+        for node_id in self.members:  # the wait's start counts as an answer (a pipelined round started earlier)
+            executor._seen[node_id] = now
+        self.run()
+        executor.stats.info_rows += int(sum(len(keep) for _, info in self.info_parts for keep, _, _, _ in info.values()))
+        return EvalResult(self.fitness, self.steps, decode_info(self.info_parts, self.n))
+
+    # -- the loop's hooks ------------------------------------------------------------------------
+    def outstanding(self) -> bool:
+        """Rows missing, or the latest round is over with a reply incomplete or no reply at all."""
+        return not self.present.all() or self.again or (not self.running and self.replied == 0)
+
+    def dispatch(self) -> None:
+        """A round once the previous one is all in and rows are missing or a reply was incomplete:
+        one call per node for its share of the missing rows (the rows known go with it)."""
+        if self.running or not self.outstanding():
+            return
+        executor, ray = self.executor, self.ray
+        while not executor._nodes:
+            executor._wait_for_a_node(ray)
+        self.rounds += 1
+        self.replied, self.again = 0, False
+        self.members = dict(executor._nodes)
+        todo = np.flatnonzero(~self.present)
+        known_ref = ray.put((np.flatnonzero(self.present), self.fitness[self.present]))
+        actors = list(self.members.values())
+        started = time.monotonic()
+        for rank, ((node_id, actor), share) in enumerate(zip(self.members.items(), np.array_split(todo, len(actors)))):
+            ref = actor.generation.remote((self.number, self.rounds), self.bundle, share.tolist(), actors, rank,
+                                          known_ref, self.capture)
+            executor._seen[node_id] = started  # the round's start counts as an answer
+            self.start(ref.future(), _Call(share, domain=actor, node=node_id))
+        executor.stats.node_calls += len(actors)
+        executor.stats.rounds += 1
+
+    def accept(self, task: Task, value: Any) -> None:
+        reply, present = value, self.present
+        if reply.get("error") is not None:
+            error, cause = reply["error"]
+            raise error.restore() from (cause.restore() if cause is not None else None)
+        index = reply["index"]
+        new = ~present[index]
+        self.fitness[index[new]], self.steps[index[new]] = reply["fitness"][new], reply["steps"][new]
+        present[index[new]] = True
+        self.info_parts.append((index, reply["info"]))
+        self.executor._count(reply)
+        self.replied += 1
+        self.again |= reply["incomplete"] is not None  # a round more, even with every row present (the total)
+        if "total" in reply:
+            self.executor._keep_total(reply["key"], reply["total"])
+
+    def is_lost(self, error: BaseException) -> bool:
+        return isinstance(error, self.ray.exceptions.RayActorError)  # the node or its aggregator is gone
+
+    def failed(self, task: Task, error: BaseException) -> BaseException:
+        if isinstance(error, self.ray.exceptions.RayTaskError):
+            raise error.as_instanceof_cause() from None
+        return error
+
+    def replace(self, domain: object, cause: BaseException, task: Task) -> None:
+        """The node is dropped (an aggregator is started there again if it is alive, at a later submit)."""
+        assert isinstance(task, _Call)
+        self.executor._drop(task.node)
+
+    def redo(self, task: Task, cause: BaseException) -> None:
+        """Nothing to queue: the rows it did not deliver are missing, and the next round has them."""
+
+    def overdue(self) -> None:
+        """Fence the nodes of the round silent for ``heartbeat`` seconds, and abandon the round."""
+        running = {task.node: future for future, task in self.running.items() if isinstance(task, _Call)}
+        silent = self.executor._silent(self.members, set(running))
+        if not silent:
+            return
+        for node_id in silent:
+            future = running[node_id]
+            task = self.running.pop(future)
+            self.released(future)
+            self.executor._fence(node_id, task.domain, future)
+        for actor in self.members.values():
+            actor.abandon.remote((self.number, self.rounds))  # the fenced too: it replies at once if it wakes up
+
+    def abandon(self, running: list[cf.Future[Any]]) -> None:
+        """A node's error ends the generation: the other calls finish on their own (nothing to cancel)."""
+
+
+@dataclass(eq=False)
+class _Call(Task):
+    """A node's call in a round: ``rows`` its share (row positions), ``domain`` its aggregator."""
+
+    node: str = ""
 
 
 class _NodeReducer:
@@ -439,48 +520,6 @@ class RayExecutor(Executor):
             f"{cores} cores idle; scale the strategy to the cluster with popsize >= {cores - 1} "
             f"(docs/cluster.md, Populations sized to the cluster)", ClusterSizeWarning, stacklevel=3)
 
-    def _round(self, ray, number: int, bundle, todo: np.ndarray, known, capture: bool,
-               rounds: int) -> tuple[dict, dict]:
-        """One call per node, started now: ``{future: node id}`` and ``{node id: aggregator}``."""
-        while not self._nodes:
-            self._wait_for_a_node(ray)
-        ids = list(self._nodes)
-        actors = [self._nodes[i] for i in ids]
-        shares = np.array_split(todo, len(actors))
-        known_ref = ray.put(known)
-        refs = [actor.generation.remote((number, rounds), bundle, share.tolist(), actors, rank, known_ref, capture)
-                for rank, (actor, share) in enumerate(zip(actors, shares))]
-        self.stats.node_calls += len(refs)
-        self.stats.rounds += 1
-        return {ref.future(): node_id for ref, node_id in zip(refs, ids)}, dict(zip(ids, actors))
-
-    def _replies(self, ray, futures: dict, members: dict, g: tuple[int, int]) -> list[dict]:
-        """The replies of a round's calls as they come (a lost node is dropped; an error raises).
-
-        While it waits, each node of the round that has not replied is pinged every ``heartbeat/4``
-        seconds; one whose ping stays unanswered ``heartbeat`` seconds is fenced, and the round is
-        abandoned on the others, which reply at once with the rows they have."""
-        replies, waiting = [], dict(futures)
-        tick = max(0.05, self.heartbeat / 20)
-        started = time.monotonic()
-        for node_id in members:  # the round's start counts as an answer
-            self._seen[node_id] = started
-        while waiting:
-            done, _ = cf.wait(list(waiting), timeout=tick, return_when=cf.FIRST_COMPLETED)
-            for future in done:
-                reply = self._reply(ray, future, waiting.pop(future))
-                if reply is not None:
-                    replies.append(reply)
-            silent = self._silent(members, set(waiting.values()))
-            if silent:
-                for future, node_id in list(waiting.items()):
-                    if node_id in silent:
-                        del waiting[future]
-                        self._fence(node_id, members[node_id], future)
-                for actor in members.values():
-                    actor.abandon.remote(g)  # the fenced too: it replies at once if it wakes up
-        return replies
-
     def _silent(self, members: dict, waiting: set[str]) -> set[str]:
         """Nodes of ``waiting`` fenced already, or that have answered nothing for ``heartbeat`` seconds
         (a ping goes to each every ``heartbeat/4`` seconds; the round's start counts as an answer)."""
@@ -523,22 +562,12 @@ class RayExecutor(Executor):
 
         future.add_done_callback(late)
 
-    def _reply(self, ray, future: cf.Future, node_id: str) -> dict | None:
-        """One node's reply; None for a node that is gone (its rows are redone)."""
-        try:
-            reply = future.result()
-        except ray.exceptions.RayActorError:  # the node or its aggregator is gone
-            if self._nodes.pop(node_id, None) is not None:
-                self._restore_budget(node_id)
-                self.stats.nodes_lost += 1
-                self.stats.worker_failures += 1
-            return None
-        except ray.exceptions.RayTaskError as exc:
-            raise exc.as_instanceof_cause() from None
-        if reply.get("error") is not None:
-            error, cause = reply["error"]
-            raise error.restore() from (cause.restore() if cause is not None else None)
-        return reply
+    def _drop(self, node_id: str) -> None:
+        """The node's aggregator is gone: no more calls to it; its CPUs count for a new one."""
+        if self._nodes.pop(node_id, None) is not None:
+            self._restore_budget(node_id)
+            self.stats.nodes_lost += 1
+            self.stats.worker_failures += 1
 
     def _wait_for_a_node(self, ray) -> None:
         """Every aggregator is gone: start them where nodes have room, wait up to node_timeout."""
