@@ -1,7 +1,8 @@
 """Count a walk: the files one value passes through, from the command line to the call that uses it.
 
     python tools/walk_count.py gym        # --problem gym:Pendulum-v1 to gymnasium.make
-    python tools/walk_count.py sigma      # --set sigma=0.0371 to the arithmetic (Population.rows)
+    python tools/walk_count.py sigma      # --set sigma=0.0371 to the arithmetic (Population.row_into)
+    python tools/walk_count.py sigma --before blackbox/strategies  # ... its resolve part only
     python tools/walk_count.py gym --show # ... and the walk itself, one stay a line
     python tools/walk_count.py --follow Pendulum-v1 --until gymnasium:make -- run --problem gym:Pendulum-v1 ...
 
@@ -11,7 +12,11 @@ The method, so that a walk can be recounted after a refactor with the same rules
    --set sigma=0.0371 --generations 1``) runs in this process under ``sys.settrace``, from
    ``blackbox.cli.main(ARGS)`` until the first call of the target function (``--until``, a
    ``module:qualname`` whose code object is compared; ``gymnasium.make``, or
-   ``blackbox.core.population:Population.rows`` where ``sigma`` first meets the noise). There the
+   ``blackbox.core.population:Population.row_into`` where ``sigma`` first meets the noise: the
+   first row an executor builds; ``Population.rows`` is not called before the first evaluation
+   any more). ``--before PREFIX`` counts only the stays before the first one in a file whose
+   path starts with ``PREFIX`` (``blackbox/strategies``: the resolve part of the sigma walk, from
+   the command line to the strategy's constructor). There the
    trace stops (nothing after the target counts); the command runs to its end, then the counts are
    printed and the process ends (``os._exit``).
 2. Only frames that run code of a file under ``blackbox/`` are looked at, module bodies (imports)
@@ -37,6 +42,15 @@ stays in 16 files with 30 returns (``registry/options.py`` entered 8 times), and
 which runs on through the driver to the first generation's rows, as 93 stays, 26 files, 67 returns.
 Compare a refactor with this tool on both sides (same command, same rules), not with the issue's
 figures.
+
+At ``6574cd5`` (before issue 26's resolve pass): gym 46 stays, 16 files, 30 returns
+(``registry/options.py`` entered 8 times); sigma to ``Population.row_into`` 118 stays, 32 files,
+86 returns, of which the resolve part (``--before blackbox/strategies``) 34 stays, 11 files, 23
+returns. After the one resolve pass (``registry/options.py:resolve``): gym 30 stays, 16 files, 14
+returns (``registry/options.py`` entered 3 times); sigma 102 stays, 30 files, 72 returns (the rest
+runs through the driver and the kernel), its resolve part 20 stays, 10 files, 10 returns. The
+whole sigma walk varies by a stay or two from run to run (what the run directory's lock and
+fingerprint hold).
 """
 
 from __future__ import annotations
@@ -60,7 +74,7 @@ COMMAND = ["run", "--problem", "gym:Pendulum-v1", "--strategy", "ars", "--set", 
            "--generations", "1", "--quiet", "--no-plot"]
 WALKS = {
     "gym": ("Pendulum-v1", "gymnasium:make"),
-    "sigma": ("0.0371", "blackbox.core.population:Population.rows"),
+    "sigma": ("0.0371", "blackbox.core.population:Population.row_into"),
 }
 DEPTH = 2
 
@@ -165,6 +179,11 @@ class Walk:
             self.files.append(name)
             self.lines.append(f"{name}:{frame.f_lineno} {frame.f_code.co_name}")
 
+    def cut(self, prefix: str) -> None:
+        """Keep only the stays before the first one in a file whose path starts with ``prefix``."""
+        at = next((i for i, name in enumerate(self.files) if name.startswith(prefix)), len(self.files))
+        del self.files[at:], self.lines[at:]
+
     def counts(self) -> dict[str, Any]:
         distinct = list(dict.fromkeys(self.files))
         return {"stays": len(self.files), "files": len(distinct), "returns": len(self.files) - len(distinct),
@@ -178,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=DEPTH,
                         help=f"levels of items and attributes searched inside a local variable (default {DEPTH})")
     parser.add_argument("--show", action="store_true", help="print each stay (file:line function)")
+    parser.add_argument("--before", metavar="PREFIX",
+                        help="count only the stays before the first in a file under PREFIX (blackbox/strategies)")
     parser.add_argument("words", nargs="*", help=f"a walk ({', '.join(WALKS)}), or -- and a blackbox command line")
     args = parser.parse_args(argv)
     if args.follow is None and len(args.words) == 1 and args.words[0] in WALKS:
@@ -199,8 +220,11 @@ def main(argv: list[str] | None = None) -> int:
         status = blackbox_main(command)
     finally:
         sys.settrace(None)
+    if args.before:
+        walk.cut(args.before)
     result = walk.counts()
-    print(f"walk: {follow!r} from `blackbox {' '.join(command)}` to {until}")
+    print(f"walk: {follow!r} from `blackbox {' '.join(command)}` to {until}"
+          + (f", before {args.before}" if args.before else ""))
     print(f"stays: {result['stays']}  files: {result['files']}  returns: {result['returns']}  "
           f"reached: {result['reached']}")
     for name, count in result["entries"].items():

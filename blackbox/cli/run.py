@@ -160,8 +160,8 @@ def run(args) -> int:
     config = read_run_config(doc)
     apply_flags(config, args)
     resolved = resolve_run_config(config)
-    note = missing_preset_note(resolved)
-    if note and not args.quiet:
+    note = None if args.quiet else missing_preset_note(resolved)  # worked out only to be printed
+    if note:
         print(f"note: {note}", file=sys.stderr)
     out = args.out
     if out is None and resolved.out is not None:

@@ -3,8 +3,10 @@
 ``strategy = "nes:popsize=100"``, ``[strategy]`` with ``name = "nes"`` (or ``spec = "nes:..."``)
 and options, and ``--strategy nes:lr=0.1`` all become one Component whose ``where`` and
 ``option_where`` name the file and line or the flag each value came from. The name is looked up
-here, so an unknown one is reported where it is written, and positional values are named
-(``gym:CartPole-v1`` -> ``env``) so that a flag can merge into a file's table key by key.
+here, so an unknown one is reported where it is written. Positional values are named
+(``gym:CartPole-v1`` -> ``env``) once, by :func:`~blackbox.registry.options.resolve`; here only
+where options merge onto a component that has some, so that a flag merges into a file's table key
+by key.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..registry.component import Component
-from ..registry.options import name_args
+from ..registry.options import Factory, name_args
 from ..registry.plugins import registry_for
 from .toml import ConfigDoc
 
-__all__ = ["Component", "read_component", "component_override", "factory_of"]
+__all__ = ["Component", "read_component", "component_override", "factory_of", "named"]
 
 
-def factory_of(kind: str, name: str, where: str) -> Any:
+def factory_of(kind: str, name: str, where: str) -> Factory:
     """The factory registered as ``name``; an unknown name is a ConfigError located at ``where``."""
     try:
         return registry_for(kind).load(name)
@@ -32,11 +34,15 @@ def factory_of(kind: str, name: str, where: str) -> Any:
 
 def _from_spec(kind: str, spec: str, where: str) -> Component:
     component = Component.parse(kind, spec, where)
-    factory = factory_of(kind, component.name, where)
-    component = name_args(component, factory)
-    if component.args:
-        raise ConfigError(f"{where}: {kind} {component.name!r} takes no positional values in a config; name them")
+    factory_of(kind, component.name, where)
     return component
+
+
+def named(component: Component) -> Component:
+    """``component`` with its positional values named, so that options can merge onto it key by key."""
+    if not component.args:
+        return component
+    return name_args(component, factory_of(component.kind, component.name, component.where))
 
 
 def read_component(kind: str, value: Any, where: str, doc: ConfigDoc | None = None,
@@ -71,7 +77,7 @@ def read_component(kind: str, value: Any, where: str, doc: ConfigDoc | None = No
             raise ConfigError(f"{where}: [{kind}] spec must be a string, got {head!r}")
         base = replace(_from_spec(kind, head, doc.where(*path, "spec") if doc else where), where=where)
     places = {key: doc.where(*path, key) if doc else where for key in table}
-    return base.with_options(table, places) if table else base
+    return named(base).with_options(table, places) if table else base
 
 
 def component_override(kind: str, base: Component | None, spec: str, source: str) -> Component:
@@ -79,4 +85,5 @@ def component_override(kind: str, base: Component | None, spec: str, source: str
     new = read_component(kind, spec, source)
     if base is None or base.name != new.name:
         return new
-    return base.with_options(new.options, new.option_where)
+    new = named(new)
+    return named(base).with_options(new.options, new.option_where)

@@ -13,11 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from ..core.executor import Executor
+from ..core.problem import Problem
+from ..core.strategy import Strategy
 from ..driver.stop import StopCondition, stop_conditions
 from ..errors import ConfigError
 from ..files import to_plain
 from ..registry.component import KINDS, Component
 from ..registry.plugins import make
+from .toml import Table
 
 __all__ = ["ResolvedRun", "Stop", "Checkpointing", "Logging", "build_components", "BUDGET_KEYS"]
 
@@ -38,11 +42,11 @@ class Stop:
     goal_generations: int | None = None
     goal_episodes: int | None = None
 
-    def table(self) -> dict[str, Any]:
+    def table(self) -> dict[str, float]:
         """The keys that are set, as ``[stop]`` writes them."""
         return {key: value for key, value in asdict(self).items() if value is not None}
 
-    def budget(self) -> dict[str, Any]:
+    def budget(self) -> dict[str, float]:
         """The budgets that are set (``{"generations": 500}``)."""
         return {key: value for key, value in self.table().items() if key in BUDGET_KEYS}
 
@@ -94,9 +98,9 @@ class ResolvedRun:
             raise ConfigError(f"unknown component kind {kind!r}; choose one of {', '.join(KINDS)}")
         return getattr(self, kind)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Table:
         """The run as ``RUN/config.toml`` holds it (``blackbox run --config`` repeats the run from it)."""
-        out: dict[str, Any] = {"seed": self.seed, "evaluate_center": self.evaluate_center, "preset": self.preset}
+        out: Table = {"seed": self.seed, "evaluate_center": self.evaluate_center, "preset": self.preset}
         if self.pipelined:
             out["pipelined"] = True
         for kind in KINDS:
@@ -129,7 +133,7 @@ def _build(kind: str, component: Component, **extra: Any) -> Any:
         raise type(exc)(f"{place + ':' if place else 'config'} [{kind}] {component.name}: {exc}") from None
 
 
-def build_components(resolved: ResolvedRun) -> tuple[Any, Any, Any]:
+def build_components(resolved: ResolvedRun) -> tuple[Strategy, Problem, Executor]:
     """Strategy, problem and executor of a resolved run (``x0`` from the problem if not set)."""
     problem = _build("problem", resolved.problem)
     extra: dict[str, Any] = {"dim": problem.dim, "seed": resolved.seed}

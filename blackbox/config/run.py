@@ -41,31 +41,34 @@ the key, the expected type and the line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 from .._validate import check_bool, check_int, check_number, check_string
 from ..core.problem import ChoosesStrategy, Recommends
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..files import to_plain
-from ..registry.component import KINDS, Component
-from ..registry.options import bind, bind_more, options_of, resolved_options
+from ..registry.component import KINDS, Component, Options
+from ..registry.options import Factory, options_of, resolve, resolved_options
 from ..registry.spec import parse_value
-from .component import component_override, factory_of, read_component
+from .component import component_override, factory_of, named, read_component
 from .legacy import upgrade_v010
 from .resolved import BUDGET_KEYS, Checkpointing, Logging, ResolvedRun, Stop, build_components
-from .toml import ConfigDoc, key_lines, load_toml
+from .toml import ConfigDoc, Table, key_lines, load_toml
 
 __all__ = ["ConfigDoc", "Component", "read_component", "check_section", "RunConfig", "ResolvedRun", "Stop",
            "Checkpointing", "Logging", "load_toml", "key_lines", "read_run_config", "resolve_run_config",
            "resolved_run", "build_components", "config_changes", "breaking_changes", "set_override",
            "component_override", "STOP_KEYS", "BUDGET_KEYS", "COMPONENTS", "run_config", "set_value",
-           "parse_set", "problem_preset", "empty_preset", "preset_strategy"]
+           "parse_set", "problem_preset", "empty_preset", "preset_strategy", "Preset"]
 
 COMPONENTS = KINDS
-_RESERVED = {"strategy": ("dim", "seed")}
+#: Strategy options the run gives (refused as options, with what each is instead), and those never
+#: written into the resolved config unless set (``x0``: the problem's start by default).
+_RESERVED = {"strategy": {"dim": "the problem's dimension", "seed": "the run's seed (top-level seed, --seed)"}}
+_UNWRITTEN = {"strategy": ("dim", "seed", "x0")}
 
 
 _COUNT, _NONNEGATIVE = partial(check_int, minimum=1), partial(check_int, minimum=0)
@@ -175,7 +178,7 @@ def set_override(config: RunConfig, dotted: str, value: Any, source: str) -> Non
         if path[1] == "name":
             component = component_override(head, component, _check(source, check_string, dotted, value), source)
         else:
-            component = component.with_options({path[1]: value}, source)
+            component = named(component).with_options({path[1]: value}, source)
         config.components[head] = component
     elif head in _SECTIONS:
         schema = _SECTIONS[head]
@@ -208,45 +211,37 @@ def parse_set(pair: str) -> tuple[str, Any]:
 
 
 # -- resolution ----------------------------------------------------------------------------------
-def _bound(kind: str, component: Component) -> Component:
-    """The component with its options checked against its factory (reserved keys refused first)."""
-    for key in _RESERVED.get(kind, ()):
-        if key in component.options:
-            what = "the problem's dimension" if key == "dim" else "the run's seed (top-level seed, --seed)"
-            raise ConfigError(f"{component.located(key)}: {key} is {what}; do not set it as a {kind} option")
-    return bind(component, factory_of(kind, component.name, component.where))
-
-
-def _complete(kind: str, component: Component) -> Component:
-    """Every option with its value (defaults filled in, as plain TOML values); reserved ones left out."""
-    factory = factory_of(kind, component.name, component.where)
-    options = resolved_options(options_of(factory), component.options)
-    for key in _RESERVED.get(kind, ()):
-        options.pop(key, None)
-    if kind == "strategy" and "x0" not in component.options:
-        options.pop("x0", None)
-    return replace(component, options=to_plain(options, drop_none=True))
-
-
 def resolve_run_config(config: RunConfig, require_budget: bool = True) -> ResolvedRun:
     """Every value of the run, defaults filled in and options named and checked: a :class:`ResolvedRun`.
 
-    A run without a budget could never stop and is refused unless ``require_budget`` is False.
+    This gathers the sources (the file and flags in ``config``, the defaults, the problem's preset)
+    and hands each component to :func:`~blackbox.registry.options.resolve`, its factory loaded once:
+    first the user's values of every component are checked (strategy, problem, executor: the first
+    error found is the one reported), then the problem's preset is laid under them and each is
+    completed. A run without a budget could never stop and is refused unless ``require_budget`` is False.
     """
-    components = {}
+    components: dict[str, Component] = {}
+    factories: dict[str, Factory] = {}
     for kind in COMPONENTS:
         component = config.components.get(kind) or _default_component(kind, f"default {kind}")
-        components[kind] = _bound(kind, component)
+        factories[kind] = factory_of(kind, component.name, component.where)
+        components[kind] = resolve(component, factories[kind], refuse=_RESERVED.get(kind), complete=False)
     stop = dict(config.sections.get("stop", {}))
     preset = config.values.get("preset", True)
-    if preset:
-        components, stop = _apply_preset(config, components, stop)
+    tables = _apply_preset(config, components, factories, stop) if preset else empty_preset()
+    source, laid = f"preset of {components['problem'].name}", {"problem": tables["problem"], "strategy": tables["strategy"]}
+    for kind in COMPONENTS:
+        components[kind] = resolve(components[kind], factories[kind], under=laid.get(kind), under_where=source,
+                                   unwritten=_UNWRITTEN.get(kind, ()))
+        if components[kind].args:
+            raise ConfigError(f"{components[kind].where}: {kind} {components[kind].name!r} takes no positional "
+                              f"values in a config; name them")
     if require_budget and not any(key in stop for key in BUDGET_KEYS):
         where = f"{config.located('stop')}: " if config.doc is not None else ""
         raise ConfigError(
             f"{where}the run has no budget and could never stop: give one of "
             f"[stop] {', '.join(BUDGET_KEYS)} (flags --generations, --max-evaluations, --max-steps, "
-            f"--max-time); a target or goal alone may never be reached{_no_preset(components, preset)}"
+            f"--max-time); a target or goal alone may never be reached{_no_preset(components, preset, factories)}"
         )
     for key in ("goal_generations", "goal_episodes"):
         if key in stop and "goal" not in stop:
@@ -259,14 +254,14 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
     sections = {name: config.sections.get(name, {}) for name in ("checkpoint", "log")}
     out = config.values.get("out")
     return ResolvedRun(
-        **{kind: _complete(kind, component) for kind, component in components.items()},
+        strategy=components["strategy"], problem=components["problem"], executor=components["executor"],
         stop=Stop(**stop), checkpoint=Checkpointing(**sections["checkpoint"]), log=Logging(**sections["log"]),
         seed=config.values.get("seed", 0), evaluate_center=config.values.get("evaluate_center", True),
         pipelined=config.values.get("pipelined", False), preset=preset, out=out,
     )
 
 
-def resolved_run(value: ResolvedRun | dict[str, Any], where: str = "config") -> ResolvedRun:
+def resolved_run(value: ResolvedRun | Table, where: str = "config") -> ResolvedRun:
     """A :class:`ResolvedRun` as it is, or resolved from a table such as ``RUN/config.toml`` holds."""
     if isinstance(value, ResolvedRun):
         return value
@@ -279,28 +274,39 @@ def resolved_run(value: ResolvedRun | dict[str, Any], where: str = "config") -> 
 _PRESET_SECTIONS = ("problem", "strategy", "run")
 
 
-def empty_preset() -> dict[str, dict[str, Any]]:
-    return {section: {} for section in _PRESET_SECTIONS}
+class Preset(TypedDict):
+    """The settings a problem recommends (its ``recommended()``), laid under the user's values."""
+
+    #: Options of the problem and of the strategy.
+    problem: Options
+    strategy: Options
+    #: ``[stop]`` keys: the budget (used when none is given) and the goal (when none is given).
+    run: Options
 
 
-def problem_preset(problem: Component, strategy: str) -> dict[str, dict[str, Any]]:
+def empty_preset() -> Preset:
+    return Preset(problem={}, strategy={}, run={})
+
+
+def problem_preset(problem: Component, strategy: str, factory: Factory | None = None) -> Preset:
     """The preset the ``problem`` component recommends for ``strategy`` (empty if none)."""
-    factory = factory_of("problem", problem.name, problem.where)
+    factory = factory_of("problem", problem.name, problem.where) if factory is None else factory
     hook = factory.recommended if isinstance(factory, Recommends) else None
     if not callable(hook):
         return empty_preset()
     preset = hook(*problem.args, strategy=strategy, **problem.options)
     if not isinstance(preset, dict) or not set(preset) <= set(_PRESET_SECTIONS):
         raise ConfigError(f"problem {problem.name!r}: recommended() must return a dict with keys {_PRESET_SECTIONS}")
-    return {section: dict(preset.get(section) or {}) for section in _PRESET_SECTIONS}
+    return Preset(problem=dict(preset.get("problem") or {}), strategy=dict(preset.get("strategy") or {}),
+                  run=dict(preset.get("run") or {}))
 
 
-def preset_strategy(problem: Component) -> str | None:
+def preset_strategy(problem: Component, factory: Factory | None = None) -> str | None:
     """The strategy the ``problem`` component's preset picks when the user names none (None: no choice).
 
     A problem factory offers it as ``recommended_strategy(*args, **options)``.
     """
-    factory = factory_of("problem", problem.name, problem.where)
+    factory = factory_of("problem", problem.name, problem.where) if factory is None else factory
     if not isinstance(factory, ChoosesStrategy):
         return None
     chosen = factory.recommended_strategy(*problem.args, **problem.options)
@@ -310,11 +316,11 @@ def preset_strategy(problem: Component) -> str | None:
     return chosen
 
 
-def _no_preset(components: dict[str, Component], preset: bool) -> str:
+def _no_preset(components: dict[str, Component], preset: bool, factories: dict[str, Factory]) -> str:
     """'' or, when the problem recommends settings but has none for this task, a sentence saying so."""
-    problem = components["problem"]
-    factory = factory_of("problem", problem.name, problem.where)
-    if not preset or not isinstance(factory, Recommends) or any(problem_preset(problem, components["strategy"].name).values()):
+    problem, factory = components["problem"], factories["problem"]
+    if not preset or not isinstance(factory, Recommends) or any(
+            problem_preset(problem, components["strategy"].name, factory).values()):
         return ""
     return f" ({_label(problem)} has no preset to give one)"
 
@@ -325,50 +331,43 @@ def _label(problem: Component) -> str:
     return f"{problem.name}:{env}" if isinstance(env, str) else problem.name
 
 
-def _chosen_strategy(given: Component, name: str, label: str) -> Component:
-    """The preset's strategy in place of the default one, with the options the user set (checked against it)."""
-    chosen = replace(given, name=name, where=f"preset of {label}", bound=False)
-    try:
-        return _bound("strategy", chosen)
-    except ConfigError as exc:
-        raise type(exc)(f"{exc} (the preset of {label} runs strategy {name!r} when none is named; name one "
-                        f"with --strategy, e.g. --strategy openai-es)") from None
+def _apply_preset(config: RunConfig, components: dict[str, Component], factories: dict[str, Factory],
+                  stop: dict[str, Any]) -> Preset:
+    """The problem's recommended settings, gathered as a source: the tables laid under the user's values.
 
-
-def _apply_preset(config: RunConfig, components: dict[str, Component],
-                  stop: dict[str, Any]) -> tuple[dict[str, Component], dict[str, Any]]:
-    """Fill what the user left out from the problem's recommended settings, in one step.
-
-    The preset's strategy when the user named none (:func:`preset_strategy`); problem and strategy
-    options one by one (checked like the user's, located at ``preset of NAME``); the budget only
-    when no budget was given; the goal only when no goal was given.
+    The preset's strategy replaces the default one when the user named none (:func:`preset_strategy`;
+    the user's strategy options are checked against it, in ``components``); ``stop`` gets the
+    budget only when no budget was given and the goal only when no goal was given, located at
+    ``preset of NAME``.
     """
     problem = components["problem"]
-    source = f"preset of {problem.name}"
-    filled = dict(components)
-    chosen = preset_strategy(problem) if components["strategy"].where.startswith("default") else None
+    source, label = f"preset of {problem.name}", _label(problem)
+    chosen = preset_strategy(problem, factories["problem"]) if components["strategy"].where.startswith("default") \
+        else None
     if chosen is not None and chosen != components["strategy"].name:
-        filled["strategy"] = _chosen_strategy(components["strategy"], chosen, _label(problem))
-    preset = problem_preset(problem, filled["strategy"].name)
-    for kind in ("problem", "strategy"):
-        component = filled[kind]
-        new = {key: value for key, value in preset[kind].items() if key not in component.options}
-        if new:
-            filled[kind] = bind_more(component, new, source, factory_of(kind, component.name, component.where))
-    run, stop = preset["run"], dict(stop)
+        strategy = replace(components["strategy"], name=chosen, where=f"preset of {label}", bound=False)
+        factories["strategy"] = factory_of("strategy", chosen, strategy.where)
+        try:
+            components["strategy"] = resolve(strategy, factories["strategy"], refuse=_RESERVED["strategy"],
+                                             complete=False)
+        except ConfigError as exc:
+            raise type(exc)(f"{exc} (the preset of {label} runs strategy {chosen!r} when none is named; name one "
+                            f"with --strategy, e.g. --strategy openai-es)") from None
+    tables = problem_preset(problem, components["strategy"].name, factories["problem"])
+    run = tables["run"]
     keys = [key for key in BUDGET_KEYS if key in run] if not any(key in stop for key in BUDGET_KEYS) else []
     if "goal" not in stop and "goal" in run and not {"goal_generations", "goal_episodes"} & set(stop):
         keys += [key for key in ("goal", "goal_generations", "goal_episodes") if key in run]
     for key in keys:
         stop[key] = _check(source, STOP_KEYS[key], f"[stop] {key}", run[key])
         config.where[("stop", key)] = source
-    return filled, stop
+    return tables
 
 
 def run_config(strategy: str = "openai-es", problem: str = "quadratic", executor: str = "serial", *,
                seed: int = 0, evaluate_center: bool = True, pipelined: bool = False,
-               stop: dict[str, Any] | None = None,
-               checkpoint: dict[str, Any] | None = None, log: dict[str, Any] | None = None,
+               stop: Mapping[str, float] | None = None,
+               checkpoint: Mapping[str, int] | None = None, log: Mapping[str, bool] | None = None,
                **strategy_options: Any) -> ResolvedRun:
     """A resolved run from Python: specs, budget and options, checked like a config file.
 
@@ -399,7 +398,7 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
+def _table(config: ResolvedRun | Table) -> Table:
     return to_plain(upgrade_v010(config.to_dict() if isinstance(config, ResolvedRun) else config), drop_none=True)
 
 
@@ -408,14 +407,13 @@ def _table(config: ResolvedRun | dict[str, Any]) -> dict[str, Any]:
 _HARMLESS = ("stop", "checkpoint", "log", "executor")
 
 
-def config_changes(old: ResolvedRun | dict[str, Any],
-                   new: ResolvedRun | dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def config_changes(old: ResolvedRun | Table, new: ResolvedRun | Table) -> list[tuple[str, Any, Any]]:
     """``(key, old value, new value)`` for every key that differs (None: absent)."""
     a, b = _flatten(_table(old)), _flatten(_table(new))
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
 
 
-def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -> bool:
+def _added_at_default(key: str, value: Any, new: ResolvedRun | Table) -> bool:
     """True for a component option that a config written before it existed lacks, at its default:
     the run behaves as before (``problem.reward_shift = 0.0``)."""
     kind, _, option = key.partition(".")
@@ -429,7 +427,7 @@ def _added_at_default(key: str, value: Any, new: ResolvedRun | dict[str, Any]) -
     return option in defaults and to_plain(defaults[option], drop_none=True) == value
 
 
-def breaking_changes(old: ResolvedRun | dict[str, Any], new: ResolvedRun | dict[str, Any]) -> list[str]:
+def breaking_changes(old: ResolvedRun | Table, new: ResolvedRun | Table) -> list[str]:
     """The differences that make a continued run differ from an uninterrupted one, in words."""
     out = []
     for key, before, after in config_changes(old, new):

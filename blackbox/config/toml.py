@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..errors import ConfigError
 from ..files import read_regular_file
@@ -21,7 +21,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["ConfigDoc", "key_lines", "load_toml", "parse_toml"]
+__all__ = ["ConfigDoc", "Table", "key_lines", "load_toml", "parse_toml"]
+
+#: A TOML table as ``tomllib`` gives it: keys to strings, numbers, booleans, dates, arrays, tables.
+Table: TypeAlias = dict[str, Any]
 
 _BARE_OR_QUOTED = r'(?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\')'
 _KEY_PATH = rf"{_BARE_OR_QUOTED}(?:\s*\.\s*{_BARE_OR_QUOTED})*"
@@ -71,7 +74,7 @@ class ConfigDoc:
     """A parsed TOML file and where each of its keys is written."""
 
     path: Path | None
-    data: dict[str, Any]
+    data: Table
     lines: dict[tuple[str, ...], int] = field(default_factory=dict)
 
     def where(self, *path: str) -> str:
@@ -95,7 +98,7 @@ def load_toml(path: str | Path) -> ConfigDoc:
     return ConfigDoc(path, parse_toml(text, str(path)), key_lines(text))
 
 
-def parse_toml(text: str, name: str) -> dict[str, Any]:
+def parse_toml(text: str, name: str) -> Table:
     """``tomllib.loads(text)``; any failure, deep nesting and huge integers included, is a
     ConfigError naming the file ``name``."""
     try:

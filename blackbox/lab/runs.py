@@ -291,7 +291,8 @@ def start_run(resolved: ResolvedRun | dict[str, Any], out: str | Path, *, overwr
               show_progress: bool = False, console: Any = None,
               callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
     """Run ``resolved`` (from :func:`resolve_run_config`, or a config table) into ``out``; the summary."""
-    resolved = resolved_run(resolved)
+    if not isinstance(resolved, ResolvedRun):  # a config table: resolved here
+        resolved = resolved_run(resolved)
     components = build_components(resolved)
     notes: list[str] = []
     try:

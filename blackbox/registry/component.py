@@ -1,8 +1,9 @@
 """A plugin as a run names it: kind, name, positional values and options, and where each came from.
 
-A spec string (``gym:CartPole-v1,episodes=3``) or a config table becomes one :class:`Component`,
-which travels unchanged from the command line to the factory: :func:`~blackbox.registry.options.bind`
-names its positional values and checks its options once, and :func:`~blackbox.registry.plugins.make`
+A spec string (``gym:CartPole-v1,episodes=3``) or a config table becomes one :class:`Component`
+(:meth:`Component.parse`, the one door from a string), which travels unchanged from the command line
+to the factory: :func:`~blackbox.registry.options.resolve` names its positional values, lays a preset
+under its options, checks and completes them in one pass, and :func:`~blackbox.registry.plugins.make`
 builds it. ``where`` says where the component was named (``--problem``, ``run.toml:12``, ``default
 problem``); ``option_where`` says where each option was set (``--set sigma``, ``run.toml:14``,
 ``preset of gym``), so that an error names the place to fix.
@@ -15,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ConfigError
-from .spec import Spec, format_spec, parse_spec
+from .spec import Options, Spec, format_spec, parse_spec
 
-__all__ = ["Component", "KINDS", "as_component"]
+__all__ = ["Component", "KINDS", "Options", "as_component"]
 
 #: The three kinds of plugin a run is made of.
 KINDS = ("strategy", "problem", "executor")
@@ -27,21 +28,30 @@ KINDS = ("strategy", "problem", "executor")
 class Component:
     """A strategy, problem or executor: registered name, positional values, options, provenance.
 
-    ``bound`` is set by :func:`~blackbox.registry.options.bind` once the positional values are
+    ``bound`` is set by :func:`~blackbox.registry.options.resolve` once the positional values are
     named and every option is checked against the factory; a bound component is built as it is.
     """
 
     kind: str
     name: str
     args: tuple[Any, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options = field(default_factory=dict)
     where: str = ""
     option_where: dict[str, str] = field(default_factory=dict)
     bound: bool = False
 
     @classmethod
-    def parse(cls, kind: str, spec: str | Spec, where: str = "") -> Component:
-        """The component a spec string names (parsed here, once); every value located at ``where``."""
+    def parse(cls, kind: str, spec: str | Spec | Component, where: str = "") -> Component:
+        """The component a spec string names (parsed here, once); every value located at ``where``.
+
+        A :class:`Spec` is taken as parsed, and a Component of this ``kind`` as it is.
+        """
+        if isinstance(spec, Component):
+            if spec.kind != kind:
+                raise ConfigError(f"a {spec.kind} component ({spec.name!r}) was given where a {kind} belongs")
+            return spec
+        if not isinstance(spec, (str, Spec)):
+            raise ConfigError(f"{kind} must be named by a string, got {type(spec).__name__}: {spec!r}")
         parsed = spec if isinstance(spec, Spec) else parse_spec(spec)
         options = dict(parsed.kwargs)
         return cls(kind, parsed.name, tuple(parsed.args), options, where, {key: where for key in options})
@@ -70,11 +80,5 @@ class Component:
 
 
 def as_component(kind: str, value: Any, where: str = "") -> Component:
-    """A Component from a spec string, a :class:`Spec` or a Component of this ``kind``."""
-    if isinstance(value, Component):
-        if value.kind != kind:
-            raise ConfigError(f"a {value.kind} component ({value.name!r}) was given where a {kind} belongs")
-        return value
-    if isinstance(value, (str, Spec)):
-        return Component.parse(kind, value, where)
-    raise ConfigError(f"{kind} must be named by a string, got {type(value).__name__}: {value!r}")
+    """:meth:`Component.parse` under its former name (kept for callers of 0.1's registry)."""
+    return Component.parse(kind, value, where)

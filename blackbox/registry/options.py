@@ -8,6 +8,11 @@ aside, which set the fields). :func:`options_of` reads them;
 :func:`bind` names a component's positional values after them and refuses an unknown name (with a
 did-you-mean hint) or a value of the wrong type, naming where the value came from;
 :func:`resolved_options` fills in the defaults, as ``RUN/config.toml`` writes them.
+
+:func:`resolve` is the one pass that takes a component from the values as given to what a run
+holds: positional values named (once), reserved keys refused, a preset laid under the user's values
+with its provenance, every option checked, the defaults filled in. :func:`bind` and
+:func:`bind_more` are its first two steps alone.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
+from ..files import to_plain
 from .component import Component
+from .spec import Options
 
 #: What the registry reads and calls: a class or function building a component.
 Factory: TypeAlias = Callable[..., object]
 
-__all__ = ["Option", "FactoryOptions", "REQUIRED", "options_of", "name_args", "bind", "bind_more",
+__all__ = ["Option", "FactoryOptions", "REQUIRED", "options_of", "name_args", "resolve", "bind", "bind_more",
            "check_options", "resolved_options", "resolved_config", "call"]
 
 #: The default of an option that has none.
@@ -291,24 +298,23 @@ def check_options(component: Component, known: FactoryOptions, keys: Sequence[st
     """
     if not known.readable:
         return
-    kind, name = component.kind, component.name
+    kind, name, places = component.kind, component.name, component.option_where
     for key in component.options if keys is None else keys:
         value = component.options[key]
         option = known.options.get(key)
+        place = places.get(key, component.where)
         if option is None:
             if known.open:
                 continue
-            place = component.located(key)
             unknown = f"unknown key {key!r} in [{kind}]: " if place else ""
             raise UnknownNameError(
                 f"{_at(place)}{unknown}{kind} {name!r} has no option {key!r}.{did_you_mean(key, known.names)} "
                 f"Options: {', '.join(known.names) or 'none'}"
             )
         expected = _expected(option)
-        if component.located(key) and not _matches(value, expected):
+        if place and not _matches(value, expected):
             raise ConfigError(
-                f"{_at(component.located(key))}[{kind}] {key} must be {_describe(expected)} "
-                f"({kind} {name!r}), got {value!r}"
+                f"{_at(place)}[{kind}] {key} must be {_describe(expected)} ({kind} {name!r}), got {value!r}"
             )
 
 
@@ -342,17 +348,49 @@ def name_args(component: Component, factory: Factory | FactoryOptions) -> Compon
                    option_where={**{key: component.where for key in named}, **component.option_where})
 
 
+def resolve(component: Component, factory: Factory | FactoryOptions, *,
+            under: Mapping[str, Any] | None = None, under_where: str = "",
+            refuse: Mapping[str, str] | None = None, unwritten: Sequence[str] = (),
+            complete: bool = True) -> Component:
+    """One component in one pass: named, refused keys, a preset under the user's values, checked, completed.
+
+    An unbound ``component`` has its positional values named after the factory's positional options
+    (:func:`name_args`) and every option checked (:func:`check_options`); a key of ``refuse`` set at
+    all is refused first (``{"dim": "the problem's dimension"}``: the run gives it). ``under`` is a
+    preset: its values for the options the user left out are laid under the user's, located at
+    ``under_where``, and checked. With
+    ``complete``, every option gets its value (the defaults filled in, as plain TOML values, as
+    ``RUN/config.toml`` writes them), but ``unwritten`` ones the user did not set. The result is
+    marked ``bound``: :func:`~blackbox.registry.plugins.make` builds it as it is.
+    """
+    known = _known(factory)
+    options, places = component.options, component.option_where
+    if not component.bound:
+        for key, what in (refuse or {}).items():
+            if key in options:
+                raise ConfigError(f"{places.get(key, component.where)}: {key} is {what}; do not set it as a "
+                                  f"{component.kind} option")
+        component = name_args(component, known)
+        check_options(component, known)
+        options, places = component.options, component.option_where
+    new = {key: value for key, value in (under or {}).items() if key not in options}
+    if new:
+        options, places = {**options, **new}, {**places, **dict.fromkeys(new, under_where or component.where)}
+        component = replace(component, options=options, option_where=places)
+        check_options(component, known, keys=list(new))
+    if not complete:
+        return replace(component, options=options, bound=True)
+    filled = {key: value for key, value in resolved_options(known, options).items()
+              if key in options or key not in unwritten}
+    return replace(component, options=to_plain(filled, drop_none=True), bound=True)
+
+
 def bind(component: Component, factory: Factory | FactoryOptions) -> Component:
     """Name the positional values (:func:`name_args`), then check every option (:func:`check_options`).
 
-    The result is marked ``bound``: :func:`~blackbox.registry.plugins.make` builds it as it is.
+    The first steps of :func:`resolve`; the result is marked ``bound``.
     """
-    if component.bound:
-        return component
-    known = _known(factory)
-    named = name_args(component, known)
-    check_options(named, known)
-    return replace(named, bound=True)
+    return resolve(component, factory, complete=False)
 
 
 def bind_more(component: Component, options: Mapping[str, Any], where: str,
@@ -363,7 +401,7 @@ def bind_more(component: Component, options: Mapping[str, Any], where: str,
     return added
 
 
-def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> dict[str, Any]:
+def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, Any]) -> Options:
     """Every option with its value: the given ones, then the defaults (declaration order).
 
     Options a factory takes through ``**kwargs`` are kept after its own; required options that
@@ -372,7 +410,7 @@ def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, An
     known = _known(factory)
     if not known.readable:
         return dict(options)
-    out: dict[str, Any] = {}
+    out: Options = {}
     for option in known.options.values():
         if option.name in options:
             out[option.name] = options[option.name]
@@ -383,7 +421,7 @@ def resolved_options(factory: Factory | FactoryOptions, options: Mapping[str, An
 
 
 def resolved_config(factory: Factory, args: Sequence[Any] = (), options: Mapping[str, Any] | None = None,
-                    kind: str = "plugin", name: str = "") -> dict[str, Any]:
+                    kind: str = "plugin", name: str = "") -> Options:
     """Every option of ``factory`` with its value, ``args`` named and ``options`` checked first."""
     known = options_of(factory)
     component = bind(Component(kind, name or getattr(factory, "__name__", "?"), tuple(args), dict(options or {})),

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError, PluginError, UnknownNameError, did_you_mean
-from .component import Component, as_component
+from .component import Component
 from .imports import import_object
-from .options import bind, call, check_options, options_of
+from .options import Factory, call, check_options, options_of, resolve
 from .spec import Spec
 
 __all__ = [
@@ -39,7 +39,7 @@ class PluginEntry:
     value: str
     distribution: str
     version: str
-    _loaded: Any = field(default=None, repr=False)
+    _loaded: object = field(default=None, repr=False)
     _error: BaseException | None = field(default=None, repr=False)
 
     @property
@@ -57,7 +57,7 @@ class PluginEntry:
         doc = inspect.getdoc(obj) or ""
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
-    def load_unchecked(self) -> Any:
+    def load_unchecked(self) -> object:
         """Import the object the entry point names (once); a PluginError naming the distribution."""
         if self._loaded is not None:
             return self._loaded
@@ -240,17 +240,17 @@ class Registry:
             )
         return found[name]
 
-    def load(self, name: str) -> Any:
+    def load(self, name: str) -> Factory:
         """Import the plugin called ``name`` and check it against its protocol."""
         entry = self.entry(name)
         obj = entry.load_unchecked()
-        if inspect.isclass(obj):
-            check_protocol(self.kind, obj, name, entry.source)
-        elif not callable(obj):
+        if not callable(obj):
             raise PluginError(
                 f"{self.kind} {name!r} from {entry.source} points to "
                 f"{type(obj).__name__}, not a class or factory function"
             )
+        if inspect.isclass(obj):
+            check_protocol(self.kind, obj, name, entry.source)
         return obj
 
     def register(self, name: str, obj: Any, distribution: str = "<runtime>") -> None:
@@ -297,11 +297,12 @@ def registry_for(kind: str) -> Registry:
 def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
     """Build the ``kind`` plugin that ``spec`` names, with ``options`` over the spec's own.
 
-    A spec string is parsed once into a :class:`Component`; an unbound component is bound (its
-    positional values named, every option checked) by :func:`~blackbox.registry.options.bind`. A
-    component bound already (a resolved run's) is built as it is; only ``options`` are checked.
+    A spec string is parsed once into a :class:`Component` (:meth:`Component.parse`); an unbound
+    component is bound (its positional values named, every option checked) by
+    :func:`~blackbox.registry.options.resolve`. A component bound already (a resolved run's) is
+    built as it is; only ``options`` are checked.
     """
-    component = as_component(kind, spec)
+    component = spec if isinstance(spec, Component) and spec.kind == kind else Component.parse(kind, spec)
     registry = registry_for(kind)
     factory = registry.load(component.name)
     known = options_of(factory)
@@ -311,7 +312,7 @@ def make(kind: str, spec: str | Spec | Component, /, **options: Any) -> Any:
     else:
         if options:
             component = component.with_options(options)
-        component = bind(component, known)
+        component = resolve(component, known, complete=False)
         options = {}
     obj = call(factory, component, options)
     if not inspect.isclass(factory):

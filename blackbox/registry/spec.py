@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..errors import SpecError
 
-__all__ = ["Spec", "parse_spec", "parse_value", "format_spec"]
+__all__ = ["Spec", "Options", "parse_spec", "parse_value", "format_spec"]
+
+#: Options by name, each value as a spec string or a TOML file gives it (or an object, from
+#: Python): what a factory takes as keywords.
+Options: TypeAlias = dict[str, Any]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -30,7 +34,7 @@ class Spec:
 
     name: str
     args: list[Any] = field(default_factory=list)
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: Options = field(default_factory=dict)
 
     def __str__(self) -> str:
         return format_spec(self.name, *self.args, **self.kwargs)
@@ -65,10 +69,10 @@ def parse_value(text: str) -> Any:
     return raw
 
 
-def _parse_table(raw: str) -> dict[str, Any]:
+def _parse_table(raw: str) -> Options:
     """``{key=value, ...}`` (values as :func:`parse_value` reads them) as a dict."""
     inner = raw[1:-1].strip()
-    table: dict[str, Any] = {}
+    table: Options = {}
     for part in _split_top(inner, raw, 1) if inner else []:
         key, eq, value = part.partition("=")
         key = key.strip()

@@ -98,3 +98,25 @@ def test_a_resolved_run_travels_to_a_worker_and_builds_there():
         assert (strategy.popsize, problem.dim, strategy.dim) == (8, 3, 3)
     finally:
         executor.close()
+
+
+def test_each_component_is_resolved_with_its_factory_loaded_once(monkeypatch):
+    """The resolve pass (issue 26): one factory load per component, not one per step."""
+    import blackbox.config.run as run_module
+
+    loads = []
+    real = run_module.factory_of
+    monkeypatch.setattr(run_module, "factory_of", lambda kind, name, where: loads.append((kind, name)) or
+                        real(kind, name, where))
+    run_config("nes", "quadratic:dim=3", stop={"generations": 2})
+    assert loads == [("strategy", "nes"), ("problem", "quadratic"), ("executor", "serial")]
+
+
+def test_a_preset_is_laid_under_the_users_values_with_where_each_came_from():
+    pytest.importorskip("gymnasium")
+    resolved = run_config("ars", "gym:Pendulum-v1", popsize=8)
+    strategy = resolved.strategy
+    assert strategy.options["popsize"] == 8 and strategy.located("popsize") == "popsize"
+    preset = [key for key in strategy.options if strategy.located(key) == "preset of gym"]
+    assert preset and "popsize" not in preset  # the user's value wins; the preset fills what is left
+    assert resolved.problem.options["env"] == "Pendulum-v1" and resolved.stop.table()

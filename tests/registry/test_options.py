@@ -211,3 +211,41 @@ def test_a_field_the_constructor_takes_by_position_stays_positional():
     component = bind(Component.parse("problem", "toy:Acrobot-v1,episodes=2", "--problem"), known)
     assert component.options == {"env": "Acrobot-v1", "episodes": 2}
     assert registry.options.call(FieldByPosition, component).params == FieldByPosition.Params("Acrobot-v1", 2)
+
+
+# -- resolve: the one pass per component ------------------------------------------------------------
+def test_resolve_names_checks_lays_a_preset_under_and_completes_in_one_pass():
+    given = Component.parse("strategy", "toy:3,popsize=12,sigma=0.5", "--strategy")
+    resolved = registry.options.resolve(given, ToyES, under={"sigma": 0.9, "lr": 0.2}, under_where="preset of x",
+                                        unwritten=("dim", "seed", "x0"))
+    assert resolved.bound and resolved.args == ()
+    # the positional value named (dim, given: written), the user's values win over the preset's,
+    # the defaults fill the rest, and the unwritten ones the user did not set are left out
+    assert resolved.options == {"dim": 3, "popsize": 12, "sigma": 0.5, "lr": 0.2, "hidden": [4, 4],
+                                "shaping": "centered_ranks"}
+    # provenance: where each value came from
+    assert (resolved.located("dim"), resolved.located("sigma"), resolved.located("lr")) == (
+        "--strategy", "--strategy", "preset of x")
+
+
+def test_resolve_refuses_a_reserved_key_first_and_checks_what_a_preset_adds():
+    given = Component.parse("strategy", "toy:dim=3,popsize=lots", "--strategy")
+    with pytest.raises(bb.ConfigError) as info:
+        registry.options.resolve(given, ToyES, refuse={"dim": "the problem's dimension"})
+    assert str(info.value) == "--strategy: dim is the problem's dimension; do not set it as a strategy option"
+    bound = registry.options.resolve(Component.parse("strategy", "toy:popsize=4", "--strategy"), ToyES,
+                                     complete=False)
+    assert bound.bound and bound.options == {"popsize": 4}
+    with pytest.raises(bb.ConfigError) as info:
+        registry.options.resolve(bound, ToyES, under={"sigma": "wide"}, under_where="preset of p")
+    assert str(info.value) == "preset of p: [strategy] sigma must be a number (strategy 'toy'), got 'wide'"
+
+
+def test_component_parse_is_the_one_door_and_as_component_leads_to_it():
+    component = Component.parse("problem", "sphere:3", "--problem")
+    assert Component.parse("problem", component) is component
+    assert registry.as_component("problem", component) is component
+    with pytest.raises(bb.ConfigError, match=r"^a problem component \('sphere'\) was given where a strategy belongs$"):
+        Component.parse("strategy", component)
+    with pytest.raises(bb.ConfigError, match=r"^strategy must be named by a string, got int: 3$"):
+        Component.parse("strategy", 3)

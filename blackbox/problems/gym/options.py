@@ -1,15 +1,11 @@
-"""The gym problem's options: seven small groups in Python, one flat key per option in a spec.
+"""The gym problem's options: one flat key per option at the boundary, seven small groups inside.
 
-In Python the options come in groups, frozen dataclasses checked when they are made::
-
-    GymProblem("Hopper-v5", obs_norm=ObsNorm(prob=0.01), frames=Frames(skip=2),
-               episode_cap=EpisodeCap("adaptive", start=50), policy=Policy("linear", action_bounds="clip"))
-
-Spec strings, TOML files and ``config.toml`` spell every option flat, with its group's prefix
-(``gym:Hopper-v5,obs_norm=true,obs_norm_prob=0.01``), and so may Python (``obs_norm=True,
-obs_norm_prob=0.01``). :class:`GymParams` lists the flat keys with their defaults; it is
-``GymProblem.Params``, which is how option checking and the resolved config see them.
-:meth:`GymParams.groups` maps them onto the groups, so both spellings pass the same checks:
+Spec strings, TOML files, ``config.toml`` and Python spell every option the same way, flat, with
+its group's prefix (``gym:Hopper-v5,obs_norm=true,obs_norm_prob=0.01``;
+``GymProblem("Hopper-v5", obs_norm=True, obs_norm_prob=0.01)``). :class:`GymParams` lists the
+flat keys with their defaults; it is ``GymProblem.Params``, which is how option checking and the
+resolved config see them. Inside, the problem reads them in groups, frozen dataclasses checked
+when they are made (:meth:`GymParams.groups`, the problem's ``config``):
 
 - :class:`Environment` ``(id, kwargs, max_episode_steps)``: ``env``, ``env_kwargs``, ``max_episode_steps``
 - :class:`Episodes` ``(count, batched, vectorized, slots, reward_shift, shared_seed)``: ``episodes``,
@@ -22,12 +18,15 @@ obs_norm_prob=0.01``). :class:`GymParams` lists the flat keys with their default
 - :class:`Frames` ``(skip, stack, atari)``: ``frame_skip``, ``frame_stack``, ``atari``
 - :class:`VBN` ``(size, seed)``, None when off: ``vbn`` (on or off), ``vbn_size``, ``vbn_seed``
 
-Error messages name options by their flat keys, the names every spelling shares.
+A group object given to ``GymProblem`` under its keyword (``obs_norm=ObsNorm(prob=0.5)``, 0.1's
+second spelling) still works for a release, with a DeprecationWarning naming the flat keys to give
+instead. Error messages name options by their flat keys.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -320,10 +319,11 @@ FLAT_KEYS = tuple(f.name for f in dataclasses.fields(GymParams))
 
 
 def gym_config(given: dict[str, Any]) -> GymConfig:
-    """The groups of a ``GymProblem(...)`` call's keywords: groups given as objects, the rest flat.
+    """The groups of a ``GymProblem(...)`` call's keywords, flat keys (the one spelling).
 
-    A flat key that belongs to a group given as an object is refused (one place says each value),
-    and so is a key that is no option, with the closest one named.
+    A group object under its keyword is unfolded into its flat keys, with a DeprecationWarning
+    that names them; a flat key that belongs to a group given as an object is refused (one place
+    says each value), and so is a key that is no option, with the closest one named.
     """
     flat: dict[str, Any] = {}
     groups: dict[str, _Group] = {}
@@ -332,6 +332,9 @@ def gym_config(given: dict[str, Any]) -> GymConfig:
         if kind is not None and isinstance(value, _Group):
             if not isinstance(value, kind):
                 raise ConfigError(f"{key}= takes {kind.__name__}(...) or a plain value, got {value!r}")
+            spelled = ", ".join(f"{name}={item!r}" for name, item in value.flat().items())
+            warnings.warn(f"GymProblem({key}={value!r}) is deprecated: give the flat keys instead, {spelled} "
+                          f"(the one spelling of specs, TOML files and Python)", DeprecationWarning, stacklevel=3)
             groups[key] = value
         elif key == "frames":
             if value is not None:

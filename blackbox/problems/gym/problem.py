@@ -2,12 +2,12 @@
 
     bb.make_problem("gym:CartPole-v1")                               # MLP 2x64 tanh, 1 episode
     bb.make_problem("gym:Hopper-v5,obs_norm=true,episodes=1")       # as in Salimans et al. 2017
-    GymProblem("Hopper-v5", obs_norm=ObsNorm(prob=1.0), frames=Frames(skip=2))
+    GymProblem("Hopper-v5", obs_norm=True, obs_norm_prob=1.0, frame_skip=2)
     GymProblem(lambda: MyEnv(), max_episode_steps=1000, policy=my_torch_module)
 
-The options come in groups (:mod:`.options`: environment, episodes, policy, observation
-normalization, episode cap, frames, VBN); a spec string or TOML file spells each flat, as the
-second line does.
+Every option has one spelling, a flat key, in a spec string, a TOML file and Python alike; inside,
+the problem reads them in groups (:mod:`.options`: environment, episodes, policy, observation
+normalization, episode cap, frames, VBN).
 
 Any Gymnasium 1.x environment id (or a factory returning a ``gymnasium.Env``). The problem is a
 small picklable recipe: environments and policy buffers are built lazily in the process that
@@ -89,28 +89,23 @@ __all__ = ["GymProblem", "make_gym_env", "Environment", "Episodes", "Policy", "O
 class GymProblem(Problem):
     """Episode return of a policy on a Gymnasium environment (mean over ``episodes``).
 
-    ``env`` is a Gymnasium id, a factory or an :class:`~.options.Environment`; ``episodes`` a count
-    or :class:`~.options.Episodes`; ``policy`` a network (see :func:`.policies.make_policy`) or
-    :class:`~.options.Policy`; ``obs_norm`` and ``vbn`` on/off or their groups; ``episode_cap`` a
-    rule or :class:`~.options.EpisodeCap`; ``frames`` a :class:`~.options.Frames`. Any option may
-    also be given flat, by the name a spec uses (``obs_norm_prob=0.01``).
+    ``env`` is a Gymnasium id or a factory; every other option is a flat key, spelled as in a spec
+    string or a TOML file (``obs_norm=True, obs_norm_prob=0.01``; :class:`~.options.GymParams`
+    lists them). ``policy`` is a network (see :func:`.policies.make_policy`). The problem reads
+    them in groups, :attr:`config` (:class:`~.options.GymConfig`).
     """
 
     name = "gym"
     needs = {"gymnasium": "gym"}
     #: The options as spec strings, TOML files and config.toml spell them (flat keys with defaults).
     Params: ClassVar[type[GymParams]] = GymParams
-    #: The flat keys (which the constructor maps onto the groups), ``env`` also by position, and
-    #: ``frames``, the one group without a flat key of its name: set below the class, from ``Params``
-    #: and the constructor, as a strategy's is (:func:`~blackbox.core.params.options_signature`).
+    #: The flat keys (which the constructor maps onto the groups), ``env`` also by position: set
+    #: below the class, from ``Params`` and the constructor, as a strategy's is
+    #: (:func:`~blackbox.core.params.options_signature`).
     __signature__: ClassVar[inspect.Signature | None]
 
-    def __init__(self, env: str | Callable[..., Any] | Environment = "CartPole-v1", *,
-                 episodes: int | Episodes = 1, policy: Any = "mlp", obs_norm: bool | ObsNorm = False,
-                 episode_cap: str | EpisodeCap | None = None, frames: Frames | None = None,
-                 vbn: bool | VBN = False, **options: Any):
-        self.config = config = gym_config({"env": env, "episodes": episodes, "policy": policy, "obs_norm": obs_norm,
-                                           "episode_cap": episode_cap, "frames": frames, "vbn": vbn, **options})
+    def __init__(self, env: str | Callable[..., Any] = "CartPole-v1", **options: Any):
+        self.config = config = gym_config({"env": env, **options})
         self.env = config.environment.id
         #: Every row of a generation gets one seed (common random numbers), read by the driver.
         self.shared_seed = config.episodes.shared_seed

@@ -50,7 +50,9 @@ def population(problem, n=6):
      dict(env="CartPole-v1", vbn=True, vbn_size=16, vbn_seed=3, hidden=[4], batched=False)),
 ])
 def test_groups_give_the_problem_the_flat_spelling_gives(grouped, flat):
-    a, b = GymProblem(**grouped), GymProblem(**flat)
+    with pytest.warns(DeprecationWarning, match=r"is deprecated: give the flat keys instead, "):
+        a = GymProblem(**grouped)
+    b = GymProblem(**flat)
     assert a.config == b.config and a.describe() == b.describe()
     params, seeds = population(a), np.arange(6)
     ra, rb = a.evaluate(params, seeds), b.evaluate(params, seeds)
@@ -74,7 +76,7 @@ def test_the_flat_keys_are_the_options_contract():
     """Option checking, spec binding and the resolved config read the flat keys with today's defaults."""
     assert GymProblem.Params is GymParams
     signature = inspect.signature(GymProblem)
-    assert list(signature.parameters) == [*FLAT_KEYS, "frames"]  # frames: the group with no flat key of its name
+    assert list(signature.parameters) == list(FLAT_KEYS)  # one spelling: no group keyword (frames) at the boundary
     assert list(FLAT_KEYS) == [f.name for f in dataclasses.fields(GymParams)]
     assert signature.parameters["env"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert signature.parameters["obs_norm_prob"].default == 0.01 and signature.parameters["hidden"].default == (64, 64)
@@ -86,8 +88,17 @@ def test_the_flat_keys_are_the_options_contract():
     assert list(resolved.to_dict()["problem"].items()) == list(saved["problem"].items()) + added
 
 
+def test_a_group_object_is_deprecated_and_the_warning_spells_its_flat_keys():
+    with pytest.warns(DeprecationWarning) as record:
+        GymProblem("CartPole-v1", frames=Frames(skip=2))
+    assert str(record[0].message) == (
+        "GymProblem(frames=Frames(skip=2, stack=None, atari=None)) is deprecated: give the flat keys instead, "
+        "frame_skip=2, frame_stack=None, atari=None (the one spelling of specs, TOML files and Python)")
+    assert record[0].filename == __file__  # the warning points at the caller's line
+
+
 def test_a_value_given_twice_or_an_unknown_key_is_refused():
-    with pytest.raises(bb.ConfigError) as info:
+    with pytest.raises(bb.ConfigError) as info, pytest.warns(DeprecationWarning):
         GymProblem("CartPole-v1", obs_norm=ObsNorm(prob=0.5), obs_clip=3.0)
     assert str(info.value) == ("obs_clip is given twice: as obs_clip= and in obs_norm=ObsNorm(prob=0.5, clip=5.0); "
                                "give it in one place")
