@@ -294,7 +294,10 @@ def problem_preset(problem: Component, strategy: str, factory: Factory | None = 
     hook = factory.recommended if isinstance(factory, Recommends) else None
     if not callable(hook):
         return empty_preset()
-    preset = hook(*problem.args, strategy=strategy, **problem.options)
+    try:
+        preset = hook(*problem.args, strategy=strategy, **problem.options)
+    except ConfigError as exc:  # worded as when the problem is built (an unknown task, say)
+        raise type(exc)(f"config [problem] {problem.name}: {exc}") from None
     if not isinstance(preset, dict) or not set(preset) <= set(_PRESET_SECTIONS):
         raise ConfigError(f"problem {problem.name!r}: recommended() must return a dict with keys {_PRESET_SECTIONS}")
     return Preset(problem=dict(preset.get("problem") or {}), strategy=dict(preset.get("strategy") or {}),

@@ -39,6 +39,31 @@ def import_gymnasium() -> Any:
     return gymnasium
 
 
+def unknown_environment(env: str, detail: str = "") -> ConfigError:
+    """The one-line error for an id Gymnasium's registry does not hold, with the close names it does."""
+    import gymnasium as gym
+
+    known = list(gym.registry)
+    close = difflib.get_close_matches(env, known, n=4, cutoff=0.6)
+    why = f"Close names: {', '.join(close)}." if close else f"({detail or 'no close name'})"
+    return ConfigError(f"unknown Gymnasium environment {env!r}.{did_you_mean(env, known)} "
+                       f"{why} See gymnasium.pprint_registry() for the installed ones")
+
+
+def check_registered(env: object) -> None:
+    """Refuse, before any run is built, an id that no registry could hold: a plain id (no module
+    ``pkg:Env-v0``, no namespace such as ``ALE/`` that registers on first use) Gymnasium does not know.
+    Nothing is imported but gymnasium (a config from elsewhere imports nothing it names)."""
+    if not isinstance(env, str) or not env or ":" in env or "/" in env:
+        return
+    try:
+        import gymnasium as gym
+    except ImportError:
+        return  # making the task says which extra is missing
+    if env not in gym.registry:
+        raise unknown_environment(env)
+
+
 def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = None,
                  env_kwargs: dict[str, Any] | None = None, render_mode: str | None = None,
                  checked: bool = True) -> Any:
@@ -80,13 +105,7 @@ def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = 
             made = gym.make(env, **kwargs)
         return made if checked else _without_order_enforcing(made)
     except gym.error.UnregisteredEnv as exc:
-        known = list(gym.registry)
-        close = difflib.get_close_matches(env, known, n=4, cutoff=0.6)
-        why = f"Close names: {', '.join(close)}." if close else f"({exc})"
-        raise ConfigError(
-            f"unknown Gymnasium environment {env!r}.{did_you_mean(env, known)} "
-            f"{why} See gymnasium.pprint_registry() for the installed ones"
-        ) from None
+        raise unknown_environment(env, str(exc)) from None
     except gym.error.DependencyNotInstalled as exc:
         extra = next((v for k, v in _EXTRAS.items() if k in str(exc).lower()), None)
         if extra:  # one fix: gymnasium's own message names another install command (gymnasium[...])

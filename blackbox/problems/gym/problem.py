@@ -157,8 +157,10 @@ class GymProblem(Problem):
     def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
                     **options: Any) -> dict[str, dict[str, Any]]:
         """The preset ``blackbox run`` applies for this task (see :mod:`.presets`)."""
+        from .environment import check_registered
         from .presets import recommended
 
+        check_registered(env)  # an unknown task is named before anything else (a missing budget, say)
         return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
     @classmethod

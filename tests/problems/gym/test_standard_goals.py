@@ -99,6 +99,15 @@ def test_an_unknown_task_is_one_line_with_close_names(tmp_path, capsys):
                    "See gymnasium.pprint_registry() for the installed ones\n")
 
 
+def test_an_unknown_task_is_named_before_a_missing_budget(tmp_path, capsys):
+    # The missing budget is a consequence of the typo (a known task's preset would give one): name the typo.
+    assert main(["run", "--problem", "gym:Hoper-v5", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("blackbox run: error: config [problem] gym: unknown Gymnasium environment 'Hoper-v5'. "
+                          "Did you mean 'Hopper-v5'? ")
+    assert err.count("\n") == 1 and "budget" not in err
+
+
 @pytest.mark.skipif(not HAS_MUJOCO, reason="needs MuJoCo")
 def test_a_box_task_without_a_preset_gets_ars_and_says_so_once(tmp_path, capsys):
     assert preset_of("Pusher-v5") is BOX_DEFAULT and recommended_strategy("Pusher-v5") == "ars"
