@@ -159,7 +159,9 @@ def _run(slots, executor: str):
 
 def test_same_seed_same_bits_for_every_group_size_and_executor():
     want_rows, want_center = _run(1, "serial")
-    for slots, executor in [(3, "serial"), ("auto", "serial"), (64, "serial"), ("auto", "loky:workers=2"),
+    # the forced group sizes of benchmarks/rollout_cost.py's sweep (1, 2, 4, 8, 16, 65) among them
+    for slots, executor in [(2, "serial"), (3, "serial"), (4, "serial"), (8, "serial"), (16, "serial"),
+                            ("auto", "serial"), (64, "serial"), (65, "serial"), ("auto", "loky:workers=2"),
                             (2, "loky:workers=2")]:
         rows, center = _run(slots, executor)
         np.testing.assert_array_equal(center, want_center)
