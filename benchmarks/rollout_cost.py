@@ -314,6 +314,21 @@ def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
     stats.sort_stats("tottime").print_stats(12)
 
 
+def _commit() -> str:
+    """The checkout's commit (with ``+`` when it has uncommitted changes), or ``unknown``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -335,7 +350,7 @@ def main(argv=None) -> int:
           f"rounds of about {args.steps} steps per contender (blackbox: slices of as many rows as it has slots), "
           f"the contenders in a shuffled order each round; steps per CPU-second (process time); "
           f"ratios: median of the per-round ratios [q25-q75]")
-    print(f"load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
+    print(f"commit {_commit()}; load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
     print("| task | contender | group | steps/CPU-s (median) | / raw | / replay (same actions) | / lockstep |")
     print("|---|---|---|---|---|---|---|")
     for env_id in args.envs:

@@ -183,6 +183,7 @@ def test_rollout_cost_reports_paired_rounds_with_median_ratios_iqr_and_load(benc
                               "--groups", "2"]) == 0
     out = capsys.readouterr().out
     assert "load average at start:" in out and "load average at end:" in out and "paired rounds" in out
+    assert out.splitlines()[1].startswith("commit ")
     assert out.count("| Pendulum-v1 | ") == 6 and "| Pendulum-v1 | mlp@2 | 2 | " in out
     assert "| Pendulum-v1 | lockstep | 4 | " in out
 
