@@ -42,6 +42,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
+import functools  # noqa: E402
 import pstats  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -314,6 +315,48 @@ def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
     stats.sort_stats("tottime").print_stats(12)
 
 
+class _StandIn:
+    """An environment that costs nothing: the same observation every step, reward 0.5, never done."""
+
+    def __init__(self, observation: np.ndarray):
+        self.observation = observation
+
+    def reset(self, seed=None):
+        return self.observation, {}
+
+    def step(self, action):
+        return self.observation, 0.5, False, False, {}
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def engine_cost(env_id: str, groups: list[int], steps: int = 300, repeats: int = 15) -> dict[tuple[str, int], float]:
+    """CPU seconds the rollout engine itself spends per environment step (policy forward, actions,
+    normalizer, observation statistics, slot bookkeeping, the slots' Python loop) at each group
+    size: the real engine on environments that cost nothing, least of ``repeats`` runs."""
+    from blackbox.problems.gym.rollout import BatchedRollouts
+    from blackbox.problems.gym.slots import GymSlots
+
+    out = {}
+    for name, policy in POLICIES.items():
+        problem = bb.make_problem("gym", env=env_id, obs_norm=True, obs_norm_prob=1.0, slots=1, **policy)
+        normalizer = problem._normalizer()
+        observation = np.linspace(-1.0, 1.0, problem.obs_size)
+        for g in groups:
+            slots = GymSlots(functools.partial(_StandIn, observation), g, problem.observation_space)
+            engine = BatchedRollouts(slots, problem.policy, problem.adapter, problem.obs_size, steps)
+            params = np.tile(problem.initial_params(np.random.default_rng(0)), (g, 1))
+            best = float("inf")
+            for _ in range(repeats):
+                started = time.thread_time()
+                engine.run(params, np.arange(g)[:, None], collect=np.ones(g, dtype=bool), normalizer=normalizer)
+                best = min(best, (time.thread_time() - started) / (steps * g))
+            out[(name, g)] = best
+        problem.close()
+    return out
+
+
 def _commit() -> str:
     """The checkout's commit (with ``+`` when it has uncommitted changes), or ``unknown``."""
     import subprocess
@@ -345,7 +388,22 @@ def main(argv=None) -> int:
     parser.add_argument("--no-replay", dest="replay", action="store_false",
                         help="leave out the raw loops replaying each policy's actions")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--engine", action="store_true",
+                        help="only the engine's own CPU time per environment step at each group size "
+                             "(--groups, default 1 2 4 8 16 64), on environments that cost nothing")
     args = parser.parse_args(argv)
+    if args.engine:
+        sizes = args.groups or [1, 2, 4, 8, 16, 64]
+        print(f"commit {_commit()}; load average at start: {_load()}; the engine's own CPU time per environment "
+              "step (us), least of 15 runs of 300 steps, observation statistics and normalizer on")
+        print("| task | policy | " + " | ".join(f"group {g}" for g in sizes) + " |")
+        print("|---|---|" + "---|" * len(sizes))
+        for env_id in args.envs:
+            cost = engine_cost(env_id, sizes)
+            for name in POLICIES:
+                print(f"| {env_id} | {name} | " + " | ".join(f"{cost[(name, g)] * 1e6:.2f}" for g in sizes) + " |",
+                      flush=True)
+        return 0
     print(f"popsize {args.popsize} + center, 1 process, obs_norm on (every row collects); {args.rounds} paired "
           f"rounds of about {args.steps} steps per contender (blackbox: slices of as many rows as it has slots), "
           f"the contenders in a shuffled order each round; steps per CPU-second (process time); "

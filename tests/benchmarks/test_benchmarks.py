@@ -188,6 +188,16 @@ def test_rollout_cost_reports_paired_rounds_with_median_ratios_iqr_and_load(benc
     assert "| Pendulum-v1 | lockstep | 4 | " in out
 
 
+def test_rollout_cost_times_the_engine_alone_per_group_size(bench, capsys):
+    import_or_skip("gym", "gymnasium")
+    rollout_cost = bench("rollout_cost")
+    cost = rollout_cost.engine_cost("Pendulum-v1", [1, 4], steps=20, repeats=2)
+    assert set(cost) == {("linear", 1), ("linear", 4), ("mlp", 1), ("mlp", 4)} and min(cost.values()) > 0
+    assert rollout_cost.main(["--envs", "Pendulum-v1", "--engine", "--groups", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| Pendulum-v1 | linear | " in out and "| Pendulum-v1 | mlp | " in out and "| task | policy | group 2 |" in out
+
+
 def test_rollout_cost_replays_the_very_episodes_the_policy_played(bench):
     import_or_skip("gym", "gymnasium")
     rollout_cost = bench("rollout_cost")
