@@ -1,9 +1,11 @@
 """Two workers against the machine's ceiling: two raw loops side by side vs ``loky:workers=2``.
 
-    python benchmarks/two_workers.py [--env HalfCheetah-v5] [--rounds 6] [--policy linear|mlp]
+    python benchmarks/two_workers.py [--env HalfCheetah-v5] [--rounds 6] [--policy linear|mlp] [--steps 15000]
 
-- **ceiling**: two processes, each one ``gymnasium.make(ENV)`` stepped on uniform random actions
-  (``rollout_cost.Raw``), started together; environment steps per second of wall time and per
+Needs psutil (it comes with the dask extra) to read the workers' CPU time.
+
+- **ceiling**: two processes, each one ``gymnasium.make(ENV)`` stepped ``--steps`` times on uniform
+  random actions (``rollout_cost.Raw``), started together; environment steps per second of wall time and per
   CPU-second of the two processes.
 - **blackbox**: one generation of a user's loop (``es.ask()``, ``executor.evaluate``, ``es.tell``)
   of ``openai-es`` (popsize 64) on ``gym:ENV`` with observation normalization, through
@@ -66,12 +68,16 @@ def _cpu(processes) -> float:
 
 
 def main(argv=None) -> int:
-    import psutil
-
+    try:
+        import psutil
+    except ImportError:
+        print("two_workers.py needs psutil to read the workers' CPU time: pip install psutil", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="HalfCheetah-v5")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--policy", default="linear", choices=["linear", "mlp"])
+    parser.add_argument("--steps", type=int, default=15000, help="steps of each raw loop per round")
     args = parser.parse_args(argv)
     policy = ",policy=linear" if args.policy == "linear" else ""
     problem = bb.make_problem(f"gym:{args.env}{policy},obs_norm=true")
@@ -103,7 +109,7 @@ def main(argv=None) -> int:
         for which in rng.permutation(["ceiling", "blackbox"]):
             if which == "ceiling":
                 started = time.perf_counter()
-                done = raw_pool.map(_raw_run, [15000, 15000], chunksize=1)
+                done = raw_pool.map(_raw_run, [args.steps, args.steps], chunksize=1)
                 elapsed = time.perf_counter() - started
                 steps = sum(s for s, _ in done)
                 wall["ceiling"].append(steps / elapsed)

@@ -198,6 +198,17 @@ def test_rollout_cost_times_the_engine_alone_per_group_size(bench, capsys):
     assert "| Pendulum-v1 | linear | " in out and "| Pendulum-v1 | mlp | " in out and "| task | policy | group 2 |" in out
 
 
+def test_two_workers_pairs_a_loky_generation_with_two_raw_loops(bench, capsys):
+    import_or_skip("gym", "gymnasium")
+    pytest.importorskip("psutil")
+    two_workers = bench("two_workers")
+    assert two_workers.main(["--env", "Pendulum-v1", "--rounds", "1", "--steps", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "load average at start:" in out and "load average at end:" in out and "round 0: wall " in out
+    row = next(line for line in out.splitlines() if line.startswith("| Pendulum-v1, linear | "))
+    assert row.count("x [") == 2  # the wall and CPU ratios with their quartiles
+
+
 def test_rollout_cost_replays_the_very_episodes_the_policy_played(bench):
     import_or_skip("gym", "gymnasium")
     rollout_cost = bench("rollout_cost")
