@@ -52,7 +52,8 @@ def _raw_init(env_id: str, seed: int) -> None:
 
 def _raw_run(steps: int) -> tuple[int, float]:
     started = time.process_time()
-    _RAW.run(steps)  # type: ignore[attr-defined]
+    assert _RAW is not None, "the pool's initializer made the loop"
+    _RAW.run(steps)
     return steps, time.process_time() - started
 
 
@@ -69,7 +70,7 @@ def _cpu(processes) -> float:
 
 def main(argv=None) -> int:
     try:
-        import psutil
+        import psutil  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         print("two_workers.py needs psutil to read the workers' CPU time: pip install psutil", file=sys.stderr)
         return 2
@@ -100,8 +101,10 @@ def main(argv=None) -> int:
     one_generation()  # starts the pool, builds the engines (group size measured in each worker)
     me = psutil.Process()
     ctx = mp.get_context("spawn")
+    before_raw = {p.pid for p in me.children(recursive=True)}
     raw_pool = ctx.Pool(2, initializer=_raw_init, initargs=(args.env, 0))
     raw_pool.map(_raw_run, [100, 100])
+    raw_pids = {p.pid for p in me.children(recursive=True)} - before_raw
     wall: dict[str, list[float]] = {"ceiling": [], "blackbox": []}
     cpu: dict[str, list[float]] = {"ceiling": [], "blackbox": []}
     rng = np.random.default_rng(0)
@@ -115,7 +118,7 @@ def main(argv=None) -> int:
                 wall["ceiling"].append(steps / elapsed)
                 cpu["ceiling"].append(steps / sum(c for _, c in done))
             else:
-                workers = [p for p in me.children(recursive=True) if p.pid not in {c.pid for c in raw_pool._pool}]
+                workers = [p for p in me.children(recursive=True) if p.pid not in raw_pids]
                 before = _cpu([me, *workers])
                 started = time.perf_counter()
                 steps = one_generation()
