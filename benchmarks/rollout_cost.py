@@ -1,25 +1,34 @@
 """Rollouts against the simulator's ceiling: environment steps per CPU-second, one worker.
 
     python benchmarks/rollout_cost.py [--envs HalfCheetah-v5 Hopper-v5 Humanoid-v5] [--rounds 25]
-                                      [--steps 3000] [--popsize 64] [--slots N] [--profile]
+                                      [--steps 3000] [--popsize 64] [--slots N | --groups 1 2 4 8 16 65]
+                                      [--no-replay] [--profile]
 
-For each task, four contenders, each kept alive for the whole run (environments made once):
+For each task, these contenders, each kept alive for the whole run (environments made once):
 
 - **raw**: one ``gymnasium.make(ENV)`` stepped by ``env.step(action)`` on uniform random actions
-  drawn beforehand, reset when an episode ends; nothing else. The ceiling.
+  drawn beforehand, reset when an episode ends; nothing else. The ceiling the issue names.
+- **replay linear / replay MLP**: the same raw loop replaying the very actions blackbox's policy
+  took in 8 recorded episodes (same reset seeds, same actions: the same trajectories). The
+  simulator's cost depends on what it simulates (HalfCheetah lying on its back near a policy's
+  initial near-zero actions has more contacts than under uniform random actions), so this is the
+  ceiling for the work our rollouts ask of it.
 - **lockstep**: popsize + 1 such environments stepped in turn, one step each per pass, with
   nothing of ours: what stepping a whole generation side by side asks of the simulator and caches.
 - **blackbox linear / MLP 64-64**: ``problem.evaluate`` of consecutive slices of a popsize + 1
   population (one episode per row, fresh seeds, observation normalization on with every row
   collecting statistics, the worst case), each slice as many rows as the engine has slots (its
-  group size, measured at start-up or ``--slots``), until ``--steps`` steps were taken.
+  group size, measured at start-up or ``--slots``), until ``--steps`` steps were taken. With
+  ``--groups``, one such contender per policy and forced group size (``linear@4``): where the
+  curve of speed against group size peaks.
 
 The machine this runs on is shared, and a loop's speed drifts by +-25% from one second to the
 next, so one long run per contender says little. Instead: many short PAIRED rounds; each round runs
-the four contenders back to back in a freshly shuffled order, each for about ``--steps`` steps, in
+the contenders back to back in a freshly shuffled order, each for about ``--steps`` steps, in
 CPU seconds of this process. Each round gives ratios of the contenders' rates measured within
-seconds of each other; the table prints the median of those per-round ratios to raw and to lockstep
-with their interquartile range (q25-q75), the median rates, and the load average at start and end.
+seconds of each other; the table prints the median of those per-round ratios to raw, to the replay
+of the same policy's actions and to lockstep with their interquartile range (q25-q75), the median
+rates, and the load average at start and end.
 ``--profile`` adds a cProfile of the MLP loop on the first task, grouped (simulator, gymnasium,
 policy, observation statistics, normalizer, rest).
 """
@@ -33,11 +42,11 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
+import functools  # noqa: E402
 import pstats  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import cast  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -111,6 +120,63 @@ class Lockstep:
             env.close()
 
 
+class Replay:
+    """One ``gymnasium.make`` environment replaying the actions a blackbox policy took: the same
+    resets (seeds) and the same actions, so the simulator does exactly the work of that policy's
+    episodes (uniform random actions make HalfCheetah's simulator do other work, e.g. fewer
+    contacts), with nothing of ours around it. Kept between rounds."""
+
+    def __init__(self, env_id: str, ours: Ours, episodes: int = 8):
+        from blackbox.problems.gym.rollout import rollout_episode
+        from blackbox.problems.gym.slots import flatten_observation
+
+        problem = ours.problem
+        self.env = make_gym_env(env_id)
+
+        class _Recorder:  # the environment, with every action it is given written down
+            def __init__(self, env):
+                self.env, self.actions = env, []
+
+            def reset(self, seed=None):
+                return self.env.reset(seed=seed)
+
+            def step(self, action):
+                self.actions.append(np.array(action, copy=True))
+                return self.env.step(action)
+
+        batch = problem.policy.batch(1)
+        self.episodes: list[tuple[int, np.ndarray]] = []
+        for row in range(min(episodes, len(ours.params))):
+            recorder = _Recorder(self.env)
+            batch.load(0, ours.params[row])
+            seed = 500_000 + row
+            rollout_episode(recorder, flatten_observation(problem.observation_space), batch, problem.adapter,
+                            seed, problem.step_limit, problem._normalizer())
+            self.episodes.append((seed, np.stack(recorder.actions)))
+        self.episode, self.k = 0, 0
+        self.env.reset(seed=self.episodes[0][0])
+
+    def run(self, steps: int) -> float:
+        """Steps per CPU-second of ``steps`` ``env.step`` calls through the recorded episodes in turn."""
+        env, episodes = self.env, self.episodes
+        e, k = self.episode, self.k
+        seed, actions = episodes[e]
+        started = time.process_time()
+        for _ in range(steps):
+            env.step(actions[k])
+            k += 1
+            if k == len(actions):  # the recorded episode ended here (terminated, truncated or the limit)
+                e, k = (e + 1) % len(episodes), 0
+                seed, actions = episodes[e]
+                env.reset(seed=seed)
+        elapsed = time.process_time() - started
+        self.episode, self.k = e, k
+        return steps / elapsed
+
+    def close(self) -> None:
+        self.env.close()
+
+
 class Ours:
     """A gym problem and a population around its initial parameters (sigma 0.02)."""
 
@@ -153,23 +219,34 @@ class Ours:
         self.problem.close()
 
 
-CONTENDERS = ("raw", "lockstep", "linear", "mlp")
+POLICIES = {"linear": {"policy": "linear"}, "mlp": {}}
 
 
 def measure(env_id: str, popsize: int, rounds: int, steps: int, slots: int | None = None,
-            seed: int = 0) -> dict:
-    """``rounds`` paired rounds: the four contenders back to back in a shuffled order each round."""
-    loops: dict[str, Raw | Lockstep | Ours] = {"raw": Raw(env_id, seed), "lockstep": Lockstep(env_id, popsize + 1, seed),
-             "linear": Ours(env_id, {"policy": "linear"}, popsize, slots), "mlp": Ours(env_id, {}, popsize, slots)}
+            seed: int = 0, groups: list[int] | None = None, replay: bool = True) -> dict:
+    """``rounds`` paired rounds: every contender back to back in a shuffled order each round.
+
+    Contenders: ``raw``, ``lockstep``, and per policy (``linear``, ``mlp``) blackbox at the group
+    size measured or ``slots`` (named ``linear``), or at each forced size of ``groups`` (``linear@4``),
+    and with ``replay`` the raw loop replaying that policy's actions (``replay linear``)."""
+    loops: dict[str, Raw | Lockstep | Replay | Ours] = {
+        "raw": Raw(env_id, seed), "lockstep": Lockstep(env_id, popsize + 1, seed)}
+    for name, policy in POLICIES.items():
+        made = ({f"{name}@{g}": Ours(env_id, policy, popsize, g) for g in groups} if groups
+                else {name: Ours(env_id, policy, popsize, slots)})
+        loops.update(made)
+        if replay:
+            loops[f"replay {name}"] = Replay(env_id, next(iter(made.values())))
+    names = list(loops)
     order_rng = np.random.default_rng(seed)
-    rates: dict[str, list[float]] = {k: [] for k in CONTENDERS}
+    rates: dict[str, list[float]] = {k: [] for k in names}
     for _ in range(rounds):
-        for k in order_rng.permutation(CONTENDERS):
+        for k in order_rng.permutation(names):
             rates[str(k)].append(loops[str(k)].run(steps))
-    groups = {k: cast(Ours, loops[k]).group for k in ("linear", "mlp")}
+    group_of = {k: loop.group for k, loop in loops.items() if isinstance(loop, Ours)}
     for loop in loops.values():
         loop.close()
-    return {"rates": {k: np.array(v) for k, v in rates.items()}, "groups": groups}
+    return {"rates": {k: np.array(v) for k, v in rates.items()}, "groups": group_of}
 
 
 def _quartiles(values: np.ndarray) -> tuple[float, float, float]:
@@ -177,14 +254,20 @@ def _quartiles(values: np.ndarray) -> tuple[float, float, float]:
     return float(q50), float(q25), float(q75)
 
 
+def _baselines(name: str, rates: dict[str, np.ndarray]) -> list[str]:
+    """What ``name``'s rate is divided by: raw for every contender but raw; lockstep and the replay
+    of the same policy's actions for blackbox."""
+    if name == "raw":
+        return []
+    if name == "lockstep" or name.startswith("replay "):
+        return ["raw"]
+    policy = name.split("@")[0]
+    return ["raw", "lockstep"] + ([f"replay {policy}"] if f"replay {policy}" in rates else [])
+
+
 def summary(rates: dict[str, np.ndarray]) -> dict[str, tuple[float, float, float]]:
     """Median and interquartile range of the per-round ratios (``'linear/raw'``, ...)."""
-    out = {}
-    for base in ("raw", "lockstep"):
-        for k in CONTENDERS:
-            if k != base and not (base == "lockstep" and k == "raw"):
-                out[f"{k}/{base}"] = _quartiles(rates[k] / rates[base])
-    return out
+    return {f"{k}/{base}": _quartiles(rates[k] / rates[base]) for k in rates for base in _baselines(k, rates)}
 
 
 def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
@@ -232,6 +315,63 @@ def profile(env_id: str, popsize: int, slots: int | None = None) -> None:
     stats.sort_stats("tottime").print_stats(12)
 
 
+class _StandIn:
+    """An environment that costs nothing: the same observation every step, reward 0.5, never done."""
+
+    def __init__(self, observation: np.ndarray):
+        self.observation = observation
+
+    def reset(self, seed=None):
+        return self.observation, {}
+
+    def step(self, action):
+        return self.observation, 0.5, False, False, {}
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def engine_cost(env_id: str, groups: list[int], steps: int = 300, repeats: int = 15) -> dict[tuple[str, int], float]:
+    """CPU seconds the rollout engine itself spends per environment step (policy forward, actions,
+    normalizer, observation statistics, slot bookkeeping, the slots' Python loop) at each group
+    size: the real engine on environments that cost nothing, least of ``repeats`` runs."""
+    from blackbox.problems.gym.rollout import BatchedRollouts
+    from blackbox.problems.gym.slots import GymSlots
+
+    out = {}
+    for name, policy in POLICIES.items():
+        problem = bb.make_problem("gym", env=env_id, obs_norm=True, obs_norm_prob=1.0, slots=1, **policy)
+        normalizer = problem._normalizer()
+        observation = np.linspace(-1.0, 1.0, problem.obs_size)
+        for g in groups:
+            slots = GymSlots(functools.partial(_StandIn, observation), g, problem.observation_space)
+            engine = BatchedRollouts(slots, problem.policy, problem.adapter, problem.obs_size, steps)
+            params = np.tile(problem.initial_params(np.random.default_rng(0)), (g, 1))
+            best = float("inf")
+            for _ in range(repeats):
+                started = time.thread_time()
+                engine.run(params, np.arange(g)[:, None], collect=np.ones(g, dtype=bool), normalizer=normalizer)
+                best = min(best, (time.thread_time() - started) / (steps * g))
+            out[(name, g)] = best
+        problem.close()
+    return out
+
+
+def _commit() -> str:
+    """The checkout's commit (with ``+`` when it has uncommitted changes), or ``unknown``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -243,24 +383,47 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--slots", type=int, default=None, help="the engine's group size (default: measured)")
+    parser.add_argument("--groups", type=int, nargs="+", default=None,
+                        help="forced group sizes, one blackbox contender per policy and size (e.g. 1 2 4 8 16 65)")
+    parser.add_argument("--no-replay", dest="replay", action="store_false",
+                        help="leave out the raw loops replaying each policy's actions")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--engine", action="store_true",
+                        help="only the engine's own CPU time per environment step at each group size "
+                             "(--groups, default 1 2 4 8 16 64), on environments that cost nothing")
     args = parser.parse_args(argv)
+    if args.engine:
+        sizes = args.groups or [1, 2, 4, 8, 16, 64]
+        print(f"commit {_commit()}; load average at start: {_load()}; the engine's own CPU time per environment "
+              "step (us), least of 15 runs of 300 steps, observation statistics and normalizer on")
+        print("| task | policy | " + " | ".join(f"group {g}" for g in sizes) + " |")
+        print("|---|---|" + "---|" * len(sizes))
+        for env_id in args.envs:
+            cost = engine_cost(env_id, sizes)
+            for name in POLICIES:
+                print(f"| {env_id} | {name} | " + " | ".join(f"{cost[(name, g)] * 1e6:.2f}" for g in sizes) + " |",
+                      flush=True)
+        return 0
     print(f"popsize {args.popsize} + center, 1 process, obs_norm on (every row collects); {args.rounds} paired "
-          f"rounds of about {args.steps} steps per contender, the 4 contenders in a shuffled order each round; "
-          f"steps per CPU-second (process time); ratios: median of the per-round ratios [q25-q75]")
-    print(f"load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
-    print("| task | raw | lockstep | linear | MLP | linear / raw | MLP / raw | lockstep / raw "
-          "| linear / lockstep | MLP / lockstep | group (linear, MLP) | load at end |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"rounds of about {args.steps} steps per contender (blackbox: slices of as many rows as it has slots), "
+          f"the contenders in a shuffled order each round; steps per CPU-second (process time); "
+          f"ratios: median of the per-round ratios [q25-q75]")
+    print(f"commit {_commit()}; load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
+    print("| task | contender | group | steps/CPU-s (median) | / raw | / replay (same actions) | / lockstep |")
+    print("|---|---|---|---|---|---|---|")
     for env_id in args.envs:
-        m = measure(env_id, args.popsize, args.rounds, args.steps, args.slots)
+        m = measure(env_id, args.popsize, args.rounds, args.steps, args.slots, groups=args.groups,
+                    replay=args.replay)
         rates = m["rates"]
         ratios = summary(rates)
-        cells = " | ".join(f"{float(np.median(rates[k])):,.0f}" for k in CONTENDERS)
-        shown = ("linear/raw", "mlp/raw", "lockstep/raw", "linear/lockstep", "mlp/lockstep")
-        quart = " | ".join(f"{ratios[k][0]:.2f}x [{ratios[k][1]:.2f}-{ratios[k][2]:.2f}]" for k in shown)
-        print(f"| {env_id} | {cells} | {quart} | {m['groups']['linear']}, {m['groups']['mlp']} | {_load()} |",
-              flush=True)
+        for k in rates:
+            cells = []
+            for base in ("raw", "replay", "lockstep"):
+                key = next((r for r in ratios if r.startswith(f"{k}/") and r.split("/", 1)[1].startswith(base)), None)
+                cells.append("" if key is None else "{:.2f}x [{:.2f}-{:.2f}]".format(*ratios[key]))
+            group = m["groups"].get(k, args.popsize + 1 if k == "lockstep" else 1)
+            print(f"| {env_id} | {k} | {group} | {float(np.median(rates[k])):,.0f} | {' | '.join(cells)} |", flush=True)
+        print(f"load average after {env_id}: {_load()}", flush=True)
     print(f"load average at end: {_load()}")
     if args.profile:
         profile(args.envs[0], args.popsize, args.slots)

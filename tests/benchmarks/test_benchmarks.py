@@ -173,13 +173,57 @@ def test_rollout_cost_reports_paired_rounds_with_median_ratios_iqr_and_load(benc
     import_or_skip("gym", "gymnasium")
     rollout_cost = bench("rollout_cost")
     measured = rollout_cost.measure("Pendulum-v1", popsize=3, rounds=2, steps=300)
-    assert set(measured["rates"]) == {"raw", "lockstep", "linear", "mlp"}
+    assert set(measured["rates"]) == {"raw", "lockstep", "linear", "mlp", "replay linear", "replay mlp"}
     assert all(len(v) == 2 and min(v) > 0 for v in measured["rates"].values())
-    assert all(1 <= g <= 64 for g in measured["groups"].values())
-    assert rollout_cost.main(["--envs", "Pendulum-v1", "--popsize", "3", "--rounds", "1", "--steps", "200"]) == 0
+    assert set(measured["groups"]) == {"linear", "mlp"} and all(1 <= g <= 64 for g in measured["groups"].values())
+    forced = rollout_cost.measure("Pendulum-v1", popsize=3, rounds=1, steps=200, groups=[1, 4], replay=False)
+    assert forced["groups"] == {"linear@1": 1, "linear@4": 4, "mlp@1": 1, "mlp@4": 4}
+    assert set(forced["rates"]) == {"raw", "lockstep", "linear@1", "linear@4", "mlp@1", "mlp@4"}
+    assert rollout_cost.main(["--envs", "Pendulum-v1", "--popsize", "3", "--rounds", "1", "--steps", "200",
+                              "--groups", "2"]) == 0
     out = capsys.readouterr().out
-    assert "load average at start:" in out and "load average at end:" in out
-    assert out.count("| Pendulum-v1 | ") == 1 and "paired rounds" in out
+    assert "load average at start:" in out and "load average at end:" in out and "paired rounds" in out
+    assert out.splitlines()[1].startswith("commit ")
+    assert out.count("| Pendulum-v1 | ") == 6 and "| Pendulum-v1 | mlp@2 | 2 | " in out
+    assert "| Pendulum-v1 | lockstep | 4 | " in out
+
+
+def test_rollout_cost_times_the_engine_alone_per_group_size(bench, capsys):
+    import_or_skip("gym", "gymnasium")
+    rollout_cost = bench("rollout_cost")
+    cost = rollout_cost.engine_cost("Pendulum-v1", [1, 4], steps=20, repeats=2)
+    assert set(cost) == {("linear", 1), ("linear", 4), ("mlp", 1), ("mlp", 4)} and min(cost.values()) > 0
+    assert rollout_cost.main(["--envs", "Pendulum-v1", "--engine", "--groups", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| Pendulum-v1 | linear | " in out and "| Pendulum-v1 | mlp | " in out and "| task | policy | group 2 |" in out
+
+
+def test_two_workers_pairs_a_loky_generation_with_two_raw_loops(bench, capsys):
+    import_or_skip("gym", "gymnasium")
+    pytest.importorskip("psutil")
+    two_workers = bench("two_workers")
+    assert two_workers.main(["--env", "Pendulum-v1", "--rounds", "1", "--steps", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "load average at start:" in out and "load average at end:" in out and "round 0: wall " in out
+    row = next(line for line in out.splitlines() if line.startswith("| Pendulum-v1, linear | "))
+    assert row.count("x [") == 2  # the wall and CPU ratios with their quartiles
+
+
+def test_rollout_cost_replays_the_very_episodes_the_policy_played(bench):
+    import_or_skip("gym", "gymnasium")
+    rollout_cost = bench("rollout_cost")
+    ours = rollout_cost.Ours("Pendulum-v1", {"policy": "linear"}, popsize=3, slots=1)
+    replay = rollout_cost.Replay("Pendulum-v1", ours, episodes=2)
+    assert [seed for seed, _ in replay.episodes] == [500_000, 500_001]
+    assert [len(actions) for _, actions in replay.episodes] == [200, 200]  # Pendulum's time limit
+    played = ours.problem.rollouts(ours.params[:2], np.array([[500_000], [500_001]]))
+    assert played.lengths.tolist() == [[200], [200]]
+    for (seed, actions), want in zip(replay.episodes, played.returns[:, 0]):  # the same actions: the same return
+        replay.env.reset(seed=seed)
+        assert sum(float(replay.env.step(a)[1]) for a in actions) == pytest.approx(want, rel=1e-12)
+    assert replay.run(450) > 0 and (replay.episode, replay.k) == (0, 50)  # 200 + 200 + 50 steps: back to the first
+    ours.close()
+    replay.close()
 
 
 def test_rollout_cost_takes_the_median_of_per_round_ratios_not_the_ratio_of_medians(bench):
@@ -191,3 +235,6 @@ def test_rollout_cost_takes_the_median_of_per_round_ratios_not_the_ratio_of_medi
     assert ratios["lockstep/raw"] == (0.5, 0.5, 0.5) and ratios["linear/lockstep"] == (1.8, 1.8, 1.8)
     assert ratios["mlp/raw"] == pytest.approx((1.25, 0.40625, 3.5))  # median, q25, q75 of 8, 2, 0.5, 0.125
     assert set(ratios) == {"lockstep/raw", "linear/raw", "mlp/raw", "linear/lockstep", "mlp/lockstep"}
+    rates["replay mlp"] = rates["raw"] / 2
+    assert rollout_cost.summary(rates)["mlp/replay mlp"] == pytest.approx((2.5, 0.8125, 7.0))
+    assert rollout_cost.summary(rates)["replay mlp/raw"] == (0.5, 0.5, 0.5)

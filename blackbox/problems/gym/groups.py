@@ -10,10 +10,14 @@ environment is a small share of an environment step, a larger group buys nothing
 The rule (:func:`measure_group_size`), run once per process when its engine is built: time one
 environment's step (a fresh environment, reset and stepped, CPU time), time what the engine spends
 per step besides the simulator (policy forward, actions, normalizer, bookkeeping: the engine run on
-idle slots) for groups of 1, 2, 4, ... up to the largest allowed, and take the smallest group whose
-engine step costs at most :data:`FORWARD_SHARE` of an environment step per environment. A task whose steps are cheap
-(CartPole through gymnasium) gets a large group, a MuJoCo task with a linear or small MLP policy a
-small one. The group's float32 policy weights are also read every step, so they count against the
+idle slots) for groups of :data:`MIN_GROUP`, twice that, ... up to the largest allowed, and take the
+smallest group whose engine step costs at most :data:`FORWARD_SHARE` of an environment step per
+environment. A task whose steps are cheap (CartPole through gymnasium) gets a large group, a MuJoCo
+task with a linear or small MLP policy :data:`MIN_GROUP`. Below :data:`MIN_GROUP` slots the engine's
+own per-step cost (about 17 us at one slot, a third of HalfCheetah-v5's step on a 2-core EPYC) is
+not shared enough, whatever the cache gains: with groups forced to 1, 2, 4, 8, 16 and 65
+(``benchmarks/rollout_cost.py --groups``, BENCHMARKS.md section 9) HalfCheetah-v5 and Hopper-v5
+ran fastest at 8-16 slots, with the linear policy and the MLP 64-64, and 20-35% slower at 1. The group's float32 policy weights are also read every step, so they count against the
 cache as the simulators' state does: the rule never picks a group whose slots hold more than
 :data:`SLOT_CACHE_BYTES` of weights (the largest power of two within it, at least 1), unless the
 policy's weights live on another device (``device=cuda``: :func:`weights_group_limit`). On a 2-core
@@ -34,12 +38,14 @@ from typing import Any
 import numpy as np
 
 __all__ = ["measure_group_size", "cache_group_limit", "weights_group_limit", "FORWARD_SHARE", "MAX_GROUP",
-           "SLOT_CACHE_BYTES"]
+           "MIN_GROUP", "SLOT_CACHE_BYTES"]
 
 #: The largest share of an environment step the engine's own work may cost per environment.
 FORWARD_SHARE = 0.05
 #: The largest group the rule picks.
 MAX_GROUP = 64
+#: The smallest group the rule picks (unless the cache budget or the population allows fewer).
+MIN_GROUP = 8
 #: The most bytes of float32 policy weights the measured group's slots hold (a quarter of a 1 MiB L2).
 SLOT_CACHE_BYTES = 256 * 1024
 _ENV_STEPS = 24  # environment steps timed (after a reset and 4 warm-up steps)
@@ -143,12 +149,14 @@ def weights_group_limit(policy: Any) -> int:
 
 def measure_group_size(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], policy: Any,
                        adapter: Any, obs_size: int, largest: int, normalizer: Any = None) -> int:
-    """The smallest group (a power of two below ``largest``, or ``largest``) whose engine step costs at
-    most :data:`FORWARD_SHARE` of one environment step per environment, and never more slots than
-    :func:`cache_group_limit` allows for the policy's weights."""
+    """The smallest group (:data:`MIN_GROUP` times a power of two below ``largest``, or ``largest``)
+    whose engine step costs at most :data:`FORWARD_SHARE` of one environment step per environment,
+    and never more slots than :func:`cache_group_limit` allows for the policy's weights."""
     largest = max(1, min(int(largest), MAX_GROUP, weights_group_limit(policy)))
+    group = min(MIN_GROUP, largest)
+    if group == largest:
+        return group
     budget = FORWARD_SHARE * env_step_seconds(make_env, flatten)
-    group = 1
     while group < largest:
         if engine_step_seconds(policy, adapter, obs_size, group, normalizer) / group <= budget:
             return group

@@ -63,7 +63,8 @@ class SlotMoments:
         self.shift = np.zeros((int(capacity), self.size), dtype=np.float64)
         # per slot: plain sum, shifted sum, shifted sum of squares
         self.sums = np.zeros((int(capacity), 3, self.size), dtype=np.float64)
-        self._shifted = np.zeros((int(capacity), self.size), dtype=np.float64)  # add's scratch rows
+        # add's scratch: per slot the row, its shift and the shift's square, added to sums in one go
+        self._terms = np.zeros((int(capacity), 3, self.size), dtype=np.float64)
 
     def start(self, slot: int, first: np.ndarray) -> None:
         """A new episode in ``slot`` whose first observation is ``first``."""
@@ -72,16 +73,20 @@ class SlotMoments:
         self.sums[slot] = 0.0
 
     def add(self, x: np.ndarray, slots: slice | np.ndarray) -> None:
-        """Fold in the observations ``x[slots]`` of ``slots`` (a slice ``0:live`` or indices)."""
+        """Fold in the observations ``x[slots]`` of ``slots`` (a slice ``0:live`` or indices).
+
+        The three terms of each row (``x``, ``x - k``, ``(x - k)**2``, in float64) are written into
+        a scratch block and added to the sums in ONE operation: the same additions element by
+        element as three separate ones, so the same bits, in fewer numpy calls per step."""
         rows = x[slots]
-        sums = self.sums[slots]  # a view for a slice, a copy for indices (written back below)
-        sums[:, 0] += rows
-        shifted = np.subtract(rows, self.shift[slots], out=self._shifted[: len(rows)], dtype=np.float64)
-        sums[:, 1] += shifted
-        np.multiply(shifted, shifted, out=shifted)
-        sums[:, 2] += shifted
-        if not isinstance(slots, slice):
-            self.sums[slots] = sums
+        terms = self._terms[: len(rows)]
+        np.copyto(terms[:, 0], rows)  # float64: what sums += rows would cast rows to
+        shifted = np.subtract(rows, self.shift[slots], out=terms[:, 1], dtype=np.float64)
+        np.multiply(shifted, shifted, out=terms[:, 2])
+        if isinstance(slots, slice):
+            self.sums[slots] += terms
+        else:
+            self.sums[slots] = self.sums[slots] + terms
         self.count[slots] += 1
 
     def move(self, src: int, dst: int) -> None:

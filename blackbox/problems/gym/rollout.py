@@ -208,6 +208,7 @@ class BatchedRollouts:
         born = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode began
         collecting = np.zeros(cap, dtype=bool)
         stats = SlotMoments(cap, self.obs_size) if collect is not None else None  # of collecting slots
+        running = cast(SlotMoments, stats)  # used only where a slot collects (stats is then not None)
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
@@ -231,7 +232,7 @@ class BatchedRollouts:
             collecting[slot] = sampled
             sampling += sampled
             if sampled:
-                cast(SlotMoments, stats).start(slot, obs[slot])
+                running.start(slot, obs[slot])
             noise_rngs[slot] = noise_generator(seed) if noise_std else None
 
         def move(src: int, dst: int) -> None:
@@ -240,7 +241,7 @@ class BatchedRollouts:
             obs[dst] = obs[src]
             job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
             if collecting[src]:
-                cast(SlotMoments, stats).move(src, dst)
+                running.move(src, dst)
             collecting[dst], collecting[src] = collecting[src], False
             noise_rngs[dst], noise_rngs[src] = noise_rngs[src], None
 
@@ -249,18 +250,21 @@ class BatchedRollouts:
             start(live)
             live += 1
         deadline = limit  # no live episode reaches the time limit before this step count
+        # Views of the live slots' rows, made again only when the number of live slots changes
+        # (a few numpy calls fewer per step: they are most of the engine's cost at small groups).
+        x, z, inputs_view, ret_live = obs[:live], scratch[:live] if scratch is not None else None, \
+            inputs_buffer[:live], ret[:live]
+        everyone = slice(0, live)
         while live:
-            x = obs[:live]
             if as_is:
                 inputs = x
             elif normalizer is not None:
-                inputs = normalizer.into(x, cast(np.ndarray, scratch)[:live], inputs_buffer[:live])
+                inputs = normalizer.into(x, cast(np.ndarray, z), inputs_view)
             else:
-                inputs = inputs_buffer[:live]
+                inputs = inputs_view
                 np.copyto(inputs, x, casting="same_kind")  # what x.astype(np.float32) gives
             if sampling:  # the collecting slots' running sums, in one update for all of them
-                cast(SlotMoments, stats).add(x, slice(0, live) if sampling == live
-                                             else np.flatnonzero(collecting[:live]))
+                running.add(x, everyone if sampling == live else np.flatnonzero(collecting[:live]))
             out = batch.forward(inputs, live)
             noise = None
             if noise_std:
@@ -272,15 +276,15 @@ class BatchedRollouts:
             rewards, terminated, truncated = slots.step(actions, live, obs)
             t += 1
             if rewards is not None:
-                if check_rewards and not np.isfinite(rewards).all():
+                if check_rewards and np.count_nonzero(np.isfinite(rewards)) != live:
                     bad = int(np.flatnonzero(~np.isfinite(rewards))[0])
                     raise nonfinite_reward(self.where, rewards[bad], int(t - born[bad]),
                                            int(flat_seeds[job_of[bad]]))
-                ret[:live] += rewards
+                ret_live += rewards
             done = terminated if truncated is None else terminated | truncated
             if t >= deadline:
                 done = done | (t - born[:live] >= limit)
-            if not done.any():
+            if not np.count_nonzero(done):  # done.any(), without its Python wrapper
                 continue
             free = []
             for s in np.flatnonzero(done).tolist():
@@ -288,7 +292,7 @@ class BatchedRollouts:
                 lengths[job] = t - born[s]
                 returns[job] = ret[s] if rewards is not None else float(lengths[job])
                 if collecting[s]:
-                    moments[job] = cast(SlotMoments, stats).take(s)
+                    moments[job] = running.take(s)
                     collecting[s] = False
                     sampling -= 1
                 if next_job < jobs:
@@ -304,6 +308,9 @@ class BatchedRollouts:
                 for hole, mover in zip(holes, movers):
                     move(mover, hole)
                 live = new_live
+                x, z, inputs_view, ret_live = obs[:live], scratch[:live] if scratch is not None else None, \
+                    inputs_buffer[:live], ret[:live]
+                everyone = slice(0, live)
             if live:
                 deadline = int(born[:live].min()) + limit
         return _results(returns.reshape(m, episodes), lengths.reshape(m, episodes), moments, collect,

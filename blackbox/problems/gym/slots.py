@@ -70,6 +70,10 @@ class GymSlots:
         # np.asarray(obs, dtype) would), with no temporary array per environment step.
         shape = getattr(observation_space, "shape", None)
         self._flat_box = type(observation_space).__name__ == "Box" and shape is not None and len(shape) == 1
+        # step's results, rewritten every step (the engine reads them before the next step)
+        self._rewards = np.empty(self.capacity, dtype=np.float64)
+        self._terminated = np.empty(self.capacity, dtype=bool)
+        self._truncated = np.empty(self.capacity, dtype=bool)
 
     def _ensure(self, slot: int) -> Any:
         while len(self.envs) <= slot:
@@ -84,11 +88,10 @@ class GymSlots:
     def step(self, actions: np.ndarray, live: int, obs_out: np.ndarray):
         """Step slots ``[0, live)``; write observations into ``obs_out[:live]``.
 
-        Returns rewards, terminated and truncated flags (arrays of length ``live``).
+        Returns rewards, terminated and truncated flags (arrays of length ``live``, views of buffers
+        that the next step rewrites).
         """
-        rewards = np.empty(live, dtype=np.float64)
-        terminated = np.empty(live, dtype=bool)
-        truncated = np.empty(live, dtype=bool)
+        rewards, terminated, truncated = self._rewards[:live], self._terminated[:live], self._truncated[:live]
         envs = self.envs
         if self._flat_box:
             for i in range(live):

@@ -352,6 +352,30 @@ def test_slot_moments_give_the_two_pass_mean_bit_for_bit_and_m2_within_rounding(
         np.testing.assert_allclose(m2, want[2], rtol=1e-9, atol=1e-12)  # large mean, small spread: no cancellation
 
 
+def test_slot_moments_add_all_three_sums_in_one_operation_with_the_bits_of_three():
+    from blackbox.problems.gym.obs_norm import SlotMoments
+
+    rng = np.random.default_rng(4)
+    first = rng.normal(0.0, 3.0, (5, 6)).astype(np.float32)
+    stats = SlotMoments(5, 6)
+    want = np.zeros((5, 3, 6))
+    for s in range(5):
+        stats.start(s, first[s])
+    for t in range(40):
+        x = rng.normal(0.0, 3.0, (5, 6)).astype(np.float32)
+        slots = slice(0, 4) if t % 3 else np.array([0, 2, 4])
+        stats.add(x, slots)
+        rows = x[slots]  # the three separate float64 additions the engine made before
+        sums = want[slots]
+        sums[:, 0] += rows
+        shifted = np.subtract(rows, first[slots], dtype=np.float64)
+        sums[:, 1] += shifted
+        sums[:, 2] += shifted * shifted
+        want[slots] = sums
+    np.testing.assert_array_equal(stats.sums, want)
+    assert stats.count.tolist() == [40, 26, 40, 26, 14]  # slot 4 only in the 14 steps t % 3 == 0
+
+
 @pytest.mark.parametrize("spec", ["Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5", "CartPole-v1,policy=linear"])
 def test_rows_read_from_the_noise_table_into_policy_slots_score_as_dense_rows(spec):
     from blackbox.core.executor import evaluate_rows

@@ -159,7 +159,9 @@ def _run(slots, executor: str):
 
 def test_same_seed_same_bits_for_every_group_size_and_executor():
     want_rows, want_center = _run(1, "serial")
-    for slots, executor in [(3, "serial"), ("auto", "serial"), (64, "serial"), ("auto", "loky:workers=2"),
+    # the forced group sizes of benchmarks/rollout_cost.py's sweep (1, 2, 4, 8, 16, 65) among them
+    for slots, executor in [(2, "serial"), (3, "serial"), (4, "serial"), (8, "serial"), (16, "serial"),
+                            ("auto", "serial"), (64, "serial"), (65, "serial"), ("auto", "loky:workers=2"),
                             (2, "loky:workers=2")]:
         rows, center = _run(slots, executor)
         np.testing.assert_array_equal(center, want_center)
@@ -168,12 +170,12 @@ def test_same_seed_same_bits_for_every_group_size_and_executor():
 
 
 def test_the_measured_group_size_is_a_power_of_two_within_bounds_and_can_be_set():
-    from blackbox.problems.gym.groups import MAX_GROUP
+    from blackbox.problems.gym.groups import MAX_GROUP, MIN_GROUP
 
     measured = GymProblem("Pendulum-v1", hidden=[8])
     measured.evaluate(np.zeros((2, measured.dim)), np.arange(2))
     size = measured.group_size
-    assert 1 <= size <= MAX_GROUP and (size & (size - 1) == 0 or size == MAX_GROUP)
+    assert MIN_GROUP == 8 and MIN_GROUP <= size <= MAX_GROUP and (size & (size - 1) == 0 or size == MAX_GROUP)
     fixed = GymProblem("Pendulum-v1", hidden=[8], slots=5)
     fixed.evaluate(np.zeros((2, fixed.dim)), np.arange(2))
     assert fixed.group_size == 5
@@ -188,7 +190,10 @@ def test_the_measured_group_keeps_the_slots_weights_within_the_cache_budget():
     # 4,481 float32 weights a slot (17.9 KB) allow 8 slots
     problem = GymProblem("Pendulum-v1")
     problem.evaluate(np.zeros((2, problem.dim)), np.arange(2))
-    assert problem.dim == 4481 and 1 <= problem.group_size <= 8
+    assert problem.dim == 4481 and problem.group_size == 8  # MIN_GROUP, and the cache budget's limit
+    wide = GymProblem("Pendulum-v1", hidden=[128, 128])  # 17,153 weights a slot (68.6 KB): 3 fit, so 2
+    wide.evaluate(np.zeros((2, wide.dim)), np.arange(2))
+    assert cache_group_limit(wide.dim) == 2 and wide.group_size == 2  # below MIN_GROUP where the cache says so
     fixed = GymProblem("Pendulum-v1", slots=64)  # a group set by hand is taken as it is
     fixed.evaluate(np.zeros((2, fixed.dim)), np.arange(2))
     assert fixed.group_size == 64
