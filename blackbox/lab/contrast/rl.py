@@ -152,10 +152,10 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
     if log is not None:
         log(f"{method}: training ({curve.config['command']})")
     summary = start_run(run, out, overwrite=True, callbacks=[Trace()])
-    check = summary.get("goal_check") or {}
+    check = summary.get("goal_check")
     curve.total_steps, curve.total_time = int(summary["steps"]), float(summary["wall_time"])
     curve.stop_reason = str(summary["stop_reason"])
-    if check.get("solved"):
+    if check and check["solved"]:
         curve.steps_to_goal, curve.time_to_goal = curve.total_steps, curve.total_time
     return curve, resolved
 
