@@ -86,7 +86,7 @@ class RunSummary(TypedDict, total=False):
     finished: bool
     curve: str | None
     checkpoint: str | None
-    problem_description: dict[str, Any]
+    problem_description: dict[str, object]
     goal_check: GoalCheck
     notes: list[str]
     warnings: list[str]
@@ -115,7 +115,7 @@ class RunPaths:
     tensorboard = property(lambda self: self.root / "tensorboard")
 
 
-def read_result(run_dir: str | Path) -> dict[str, Any] | None:
+def read_result(run_dir: str | Path) -> dict[str, object] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
 

@@ -175,11 +175,11 @@ class Checkpoint:
     state: dict[str, Any]
     records: RecordLog
     config: dict[str, Any]
-    code: dict[str, Any]
+    code: dict[str, object]
     stop_reason: str | None
     score: float
     created: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def center(self) -> np.ndarray:
