@@ -215,7 +215,7 @@ def check_state_layout(template, state, path: str = "state_dict", skip: tuple[st
 MAX_STEPS_PER_ROW = 2**32
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -249,7 +249,7 @@ def real_array(value: Any) -> np.ndarray:
     return out
 
 
-def step_counts(value: Any) -> np.ndarray:
+def step_counts(value: object) -> np.ndarray:
     """Environment steps as an int64 array of whole numbers in ``[0, MAX_STEPS_PER_ROW]``; TypeError or
     ValueError with the reason otherwise (None, NaN, negative, fractional or huge counts would make
     ``max_steps`` meaningless)."""

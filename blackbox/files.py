@@ -18,11 +18,12 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, overload
 
 import numpy as np
+import numpy.typing as npt
 import tomli_w
 
 from .errors import BlackboxError, CheckpointError, ConfigError, StorageError
@@ -167,15 +168,15 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc)
 
 
-def npz_bytes(arrays: Mapping[str, Any]) -> bytes:
+def npz_bytes(arrays: Mapping[str, npt.ArrayLike]) -> bytes:
     """The bytes of an uncompressed ``.npz`` archive holding ``arrays`` under their names."""
-    members: dict[str, Any] = dict(arrays)
+    members: dict[str, Any] = dict(arrays)  # Any: savez types its other keywords (allow_pickle: bool) too
     buffer = io.BytesIO()
     np.savez(buffer, **members)
     return buffer.getvalue()
 
 
-def save_npz(path: str | Path, arrays: dict[str, Any]) -> Path:
+def save_npz(path: str | Path, arrays: Mapping[str, object]) -> Path:
     """Save arrays (numbers become 0-d arrays) atomically; object arrays are refused."""
     clean = {}
     for key, value in arrays.items():
@@ -241,12 +242,12 @@ def load_npz(path: str | Path) -> dict[str, np.ndarray]:
         raise CheckpointError(f"{path} is truncated or corrupt: {type(exc).__name__}: {exc}") from None
 
 
-def _str_key(key: Any, path: str) -> str:
+def _str_key(key: object, path: str) -> str:
     return str(key)
 
 
-def map_tree(tree: Any, leaf: Callable[[Any, str], Any], *, path: str = "",
-             key: Callable[[Any, str], Any] = _str_key, sequences: bool = True) -> Any:
+def map_tree(tree: object, leaf: Callable[[object, str], object], *, path: str = "",
+             key: Callable[[object, str], Hashable] = _str_key, sequences: bool = True) -> object:
     """A copy of the state tree ``tree``: dicts stay dicts, lists and tuples become lists, and every
     other value becomes ``leaf(value, path)`` (lists and tuples too when ``sequences`` is False).
 
@@ -262,12 +263,12 @@ def map_tree(tree: Any, leaf: Callable[[Any, str], Any], *, path: str = "",
     return leaf(tree, path)
 
 
-def flat_leaves(tree: Any, prefix: str, *, sequences: bool = True) -> dict[str, Any]:
+def flat_leaves(tree: object, prefix: str, *, sequences: bool = True) -> dict[str, object]:
     """``{"problem/obs_mean": value, ...}``: the leaves of a state tree under their ``/`` paths below
     ``prefix``, walked by :func:`map_tree` (None and strings left out)."""
-    leaves: dict[str, Any] = {}
+    leaves: dict[str, object] = {}
 
-    def collect(value: Any, path: str) -> None:
+    def collect(value: object, path: str) -> None:
         if value is not None and not isinstance(value, str):
             leaves[path] = value
 
@@ -275,7 +276,7 @@ def flat_leaves(tree: Any, prefix: str, *, sequences: bool = True) -> dict[str, 
     return leaves
 
 
-def _plain_leaf(value: Any, path: str) -> Any:
+def _plain_leaf(value: object, path: str) -> object:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
@@ -283,14 +284,18 @@ def _plain_leaf(value: Any, path: str) -> Any:
     return value
 
 
-def to_plain(value: Any, *, drop_none: bool = False) -> Any:
+@overload
+def to_plain(value: Mapping[str, object], *, drop_none: bool = False) -> dict[str, object]: ...
+@overload
+def to_plain(value: object, *, drop_none: bool = False) -> object: ...
+def to_plain(value: object, *, drop_none: bool = False) -> object:
     """Numpy scalars and arrays to Python numbers and lists, tuples to lists, recursively (for TOML
     and JSON); ``drop_none`` leaves out the dict entries that are None (TOML has no null)."""
     plain = map_tree(value, _plain_leaf)
     return _drop_none(plain) if drop_none else plain
 
 
-def _drop_none(value: Any) -> Any:
+def _drop_none(value: object) -> object:
     if isinstance(value, dict):
         return {k: _drop_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
@@ -298,13 +303,13 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def write_toml(path: str | Path, data: dict[str, Any]) -> Path:
+def write_toml(path: str | Path, data: Mapping[str, object]) -> Path:
     """Write ``data`` as TOML atomically (None values are left out: TOML has no null)."""
     text = tomli_w.dumps(to_plain(data, drop_none=True))
     return atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 
-def write_json(path: str | Path, data: Any) -> Path:
+def write_json(path: str | Path, data: object) -> Path:
     """Write ``data`` as indented JSON atomically."""
     text = json.dumps(to_plain(data), indent=2, allow_nan=True)
     return atomic_write(path, lambda handle: handle.write(text + "\n"), binary=False)

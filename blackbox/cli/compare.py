@@ -12,13 +12,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from ..driver.loop import Callback
 from ..lab.experiment import Cell, load_experiment, plan_cells, run_experiment
+from ..lab.runs import RunSummary
+
+if TYPE_CHECKING:
+    from ..lab.report import ReportTable  # imported when the report is written: it needs numpy's statistics
 
 __all__ = ["add_parser", "run"]
 
@@ -44,7 +48,7 @@ def add_parser(sub) -> None:
 class _Status(Callback):
     """Shows the running run's generation and center fitness in the experiment's progress line."""
 
-    def __init__(self, progress: Progress, task: Any, name: str):
+    def __init__(self, progress: Progress, task: TaskID, name: str):
         self.progress, self.task, self.name = progress, task, name
 
     def on_generation(self, run, record) -> None:
@@ -52,7 +56,7 @@ class _Status(Callback):
         self.progress.update(self.task, status=f"{self.name}: gen {record.generation}, center {center}")
 
 
-def print_tables(tables: list[dict[str, Any]], console: Console) -> None:
+def print_tables(tables: list[ReportTable], console: Console) -> None:
     """The summary's ranking of each problem, as in summary.md, with the rule it ranks by beneath it."""
     from rich import box
     from rich.table import Table
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         with progress:
             task = progress.add_task("runs", total=len(todo), status="")
 
-            def on_done(cell: Cell, summary: dict[str, Any] | None, error: BaseException | None) -> None:
+            def on_done(cell: Cell, summary: RunSummary | None, error: BaseException | None) -> None:
                 progress.advance(task)
                 if error is not None:
                     progress.console.print(f"[red]failed[/red] {name(cell)}: {type(error).__name__}: {error}")

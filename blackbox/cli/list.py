@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
 
 from rich import box
 from rich.console import Console
@@ -45,7 +45,7 @@ def add_parser(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def _default(value: Any) -> Any:
+def _default(value: object) -> object:
     """The default as JSON holds it (its repr when JSON cannot)."""
     plain = to_plain(value)
     try:
@@ -55,13 +55,13 @@ def _default(value: Any) -> Any:
     return plain
 
 
-def _options(factory: Any) -> list[dict]:
+def _options(factory: Callable[..., object]) -> list[dict[str, object]]:
     """What ``options_of`` reads: every option with its default (None: required), type and description."""
     return [{"name": o.name, "default": None if o.required else _default(o.default), "required": o.required,
              "type": o.describe_type(), "description": o.doc} for o in options_of(factory).options.values()]
 
 
-def describe_entry(kind: str, name: str) -> dict[str, Any]:
+def describe_entry(kind: str, name: str) -> dict[str, object]:
     """Status, description and options of one plugin (importing it); what each row of the table shows.
 
     A plugin that imports but needs a module that is not installed (``Problem.needs``) is listed as

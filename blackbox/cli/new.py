@@ -14,7 +14,7 @@ import keyword
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 from .._version import __version__
 from ..errors import ConfigError
@@ -85,7 +85,7 @@ def write_plugin(kind: str, name: str, out: str | Path | None = None) -> list[Pa
 
 
 def _write_text(path: Path, text: str) -> Path:
-    def write(handle: Any) -> None:
+    def write(handle: IO[str]) -> None:
         handle.write(text)
 
     return atomic_write(path, write, binary=False)

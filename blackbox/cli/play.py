@@ -167,7 +167,7 @@ def write_recording(path: Path, frames: list, fps: float) -> None:
         ) from None
 
 
-class Recording(list):
+class Recording(list[np.ndarray]):
     """The frames of the recorded episode, telling on stderr how far the recording got."""
 
     def __init__(self, console: Console | None, every: int, limit: int | None):
@@ -179,7 +179,7 @@ class Recording(list):
             self.live = Live(Text("recording ..."), console=console, auto_refresh=False, transient=True)
             self.live.start()
 
-    def append(self, frame: Any) -> None:
+    def append(self, frame: np.ndarray) -> None:
         super().append(frame)
         now = time.perf_counter()
         if self.console is not None and now - self.shown >= (0.2 if self.live is not None else 10.0):
@@ -204,11 +204,11 @@ class Recording(list):
             self.live = None
 
 
-def _play(problem: Any, params: np.ndarray, seed: int, frames: Recording, every: int) -> tuple[float, int]:
+def _play(problem: Playable, params: np.ndarray, seed: int, frames: Recording, every: int) -> tuple[float, int]:
     """One recorded episode, rendering only the frames kept (a ``play`` without ``every`` renders all)."""
     if "every" in inspect.signature(problem.play).parameters:
         return problem.play(params, seed=seed, render_mode="rgb_array", frames=frames, every=every)
-    rendered: list[Any] = []
+    rendered: list[np.ndarray] = []
     result = problem.play(params, seed=seed, render_mode="rgb_array", frames=rendered)
     for frame in rendered[::every]:
         frames.append(frame)

@@ -14,10 +14,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..config.run import (
     COMPONENTS,
+    ResolvedRun,
     RunConfig,
     component_override,
     load_toml,
@@ -28,7 +28,7 @@ from ..config.run import (
     set_value,
 )
 from ..files import to_plain
-from ..lab.runs import check_out_dir, default_out, describe_summary, start_run
+from ..lab.runs import RunSummary, check_out_dir, default_out, describe_summary, start_run
 
 __all__ = ["add_parser", "run", "run_config_from_flags", "add_budget_flags", "add_output_flags", "apply_flags"]
 
@@ -120,7 +120,7 @@ def run_config_from_flags(argv: Sequence[str]) -> RunConfig:
     return config
 
 
-def missing_preset_note(resolved: Any) -> str | None:
+def missing_preset_note(resolved: ResolvedRun) -> str | None:
     """For a gym task without a preset: say so, and which strategy options the run uses."""
     if not resolved.preset or resolved.problem.name != "gym":
         return None
@@ -129,18 +129,18 @@ def missing_preset_note(resolved: Any) -> str | None:
     return note(resolved.problem.options.get("env"), resolved.strategy.name, resolved.strategy.options)
 
 
-def goal_notes(resolved: Any, summary: dict[str, Any]) -> list[str]:
+def goal_notes(resolved: ResolvedRun, summary: RunSummary) -> list[str]:
     """For a gym task: a goal below the task's standard bar, and the best return against Gymnasium's bar."""
     env = resolved.problem.options.get("env")
     if resolved.problem.name != "gym" or not isinstance(env, str):
         return []
     from ..problems.gym.presets import goal_notes as notes
 
-    check = summary.get("goal_check") or {}
-    return notes(env, resolved.stop.goal, check.get("confirmed_mean"), summary.get("best_fitness"))
+    check = summary.get("goal_check")
+    return notes(env, resolved.stop.goal, check["confirmed_mean"] if check else None, summary.get("best_fitness"))
 
 
-def print_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
+def print_summary(args: argparse.Namespace, summary: RunSummary) -> None:
     if args.json:
         print(json.dumps(to_plain(summary)))
     elif not args.quiet:

@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Protocol
 
 from ..errors import ConfigError, StateError, StorageError
 from ..files import atomic_write, describe_os_error, read_regular_file
@@ -27,13 +27,13 @@ __all__ = [
 ]
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
 
 
-def csv_row(record: Record) -> dict[str, Any]:
+def csv_row(record: Record) -> dict[str, object]:
     """A record as CSV cells: floats by ``repr`` (round-trips exactly), None as an empty cell."""
     return {k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in record.as_dict().items()}
 
@@ -135,7 +135,7 @@ def read_csv_records(path: str | Path) -> list[dict[str, float | int | None]]:
     return out
 
 
-def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
+def read_jsonl_records(path: str | Path) -> list[dict[str, float | None]]:
     """Read records written by :class:`JSONLRecords` ("inf" / "-inf" back to floats)."""
     out = []
     with io.StringIO(read_regular_file(path, MAX_RECORDS_BYTES).decode("utf-8")) as handle:
@@ -149,7 +149,23 @@ def read_jsonl_records(path: str | Path) -> list[dict[str, Any]]:
 # -- TensorBoard event files for a run (``--tensorboard``): tensorboardX, else torch's writer -----------
 
 
-def summary_writer_class() -> Any:
+class ScalarWriter(Protocol):
+    """What :class:`TensorBoardLog` uses of a TensorBoard writer (tensorboardX's or torch's)."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int | None = None) -> object: ...
+
+    def flush(self) -> object: ...
+
+    def close(self) -> object: ...
+
+
+class ScalarWriterClass(Protocol):
+    """The constructor of a :class:`ScalarWriter`, as :class:`TensorBoardLog` calls it."""
+
+    def __call__(self, logdir: str, *, purge_step: int | None, filename_suffix: str) -> ScalarWriter: ...
+
+
+def summary_writer_class() -> ScalarWriterClass:
     """The SummaryWriter class to use; ConfigError naming the extra to install if there is none."""
     try:
         from tensorboardX import SummaryWriter
@@ -176,9 +192,9 @@ class TensorBoardLog(Callback):
         self.logdir = Path(logdir)
         self.writer_class = summary_writer_class()
         self.resume_from = resume_from
-        self._writers: dict[str, Any] = {}
+        self._writers: dict[str, ScalarWriter] = {}
 
-    def _writer(self, axis: str) -> Any:
+    def _writer(self, axis: str) -> ScalarWriter:
         if axis not in self._writers:
             purge = None
             if self.resume_from is not None:

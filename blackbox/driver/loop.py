@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_float, check_int
-from ..core.executor import Executor
+from ..core.executor import Executor, Submitted
+from ..core.population import Population
 from ..core.problem import EvalResult, Problem
 from ..core.seeding import evaluation_seeds
 from ..core.strategy import Strategy
@@ -25,7 +26,7 @@ from ..errors import ConfigError
 from ..registry.component import Component
 from ..registry.parts import resolve_run_parts
 from .record import Record, RecordLog
-from .stop import BUDGETS, EnvSteps, StopCondition, stop_conditions
+from .stop import BUDGETS, Condition, EnvSteps, StopCondition, stop_conditions
 
 __all__ = ["optimize", "Record", "Result", "Callback", "Run", "MAX_COUNTER"]
 
@@ -71,7 +72,7 @@ class Callback:
 class _FunctionCallback(Callback):
     """A plain function ``(record) -> bool`` as a callback; the stop reason names the function."""
 
-    def __init__(self, fn: Callable[[Record], Any]):
+    def __init__(self, fn: Callable[[Record], object]):
         self.fn = fn
         self.stop_reason = f"callback {getattr(fn, '__qualname__', None) or type(fn).__name__} asked to stop"
 
@@ -103,16 +104,16 @@ class Run:
     best_params: np.ndarray | None = None
     #: Every generation's record, kept compactly as columns (135 bytes a generation).
     records: RecordLog = field(default_factory=RecordLog)
-    stop: list[Any] = field(default_factory=list)
+    stop: list[Condition] = field(default_factory=list)
     settled: bool = True
     _stop_state: list[dict[str, Any]] | None = field(default=None, repr=False)
     #: Pipelined mode: the problem's state and the center when the pending population was asked.
     _pending_state: dict[str, Any] | None = field(default=None, repr=False)
     _pending_center: np.ndarray | None = field(default=None, repr=False)
     #: Pipelined mode: the generation handed to the executor and not collected yet (never saved).
-    _inflight: tuple[Any, Any] | None = field(default=None, repr=False)
+    _inflight: tuple[Population, Submitted] | None = field(default=None, repr=False)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         """Counters, the best solution and the stop conditions' state (numpy arrays and JSON-able values)."""
         return {
             "seed": self.seed, "evaluations": self.evaluations, "steps": self.steps,
@@ -158,7 +159,7 @@ class Run:
         if self.stop:
             self.attach_stop(self.stop)  # the conditions already attached take the saved state now
 
-    def attach_stop(self, conditions: Sequence[Any]) -> None:
+    def attach_stop(self, conditions: Sequence[Condition]) -> None:
         """Use ``conditions`` from now on; restore their saved state if this run was loaded.
 
         The state comes from the last ``load_state_dict``, else from the conditions attached before
@@ -300,7 +301,7 @@ def _make_record(run: Run, fitness: np.ndarray, center: float | None, gen_time: 
     )
 
 
-def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | None:
+def _already_met(conditions: Sequence[object], records: Sequence[Record]) -> str | None:
     """For a restored run: the reason a stop condition already holds after its last record."""
     if not records:
         return None
@@ -312,7 +313,7 @@ def _already_met(conditions: Sequence[Any], records: Sequence[Record]) -> str | 
     return None
 
 
-def _check_progress(conditions: Sequence[Any], record: Record) -> None:
+def _check_progress(conditions: Sequence[object], record: Record) -> None:
     """Refuse a run whose only budget counts environment steps on a problem that takes none."""
     budgets = [c for c in conditions if isinstance(c, BUDGETS)]
     step_budgets = [c for c in budgets if isinstance(c, EnvSteps)]
@@ -341,7 +342,7 @@ def optimize(
     seed: int | None = None,
     evaluate_center: bool = True,
     pipelined: bool = False,
-    callbacks: Iterable[Callback | Callable[[Record], Any]] = (),
+    callbacks: Iterable[Callback | Callable[[Record], object]] = (),
     run: Run | None = None,
     generations: int | None = None,
 ) -> Result:
@@ -436,7 +437,7 @@ def optimize(
     return result
 
 
-def _hooks(callbacks: Any) -> list[Callback]:
+def _hooks(callbacks: object) -> list[Callback]:
     """``callbacks`` as Callback objects (a function becomes one); a ConfigError for anything else."""
     if isinstance(callbacks, (str, bytes, Callback)) or not isinstance(callbacks, Iterable):
         raise ConfigError(f"callbacks must be a list of Callback objects or functions (record) -> bool, "

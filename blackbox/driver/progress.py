@@ -19,7 +19,7 @@ callback ended it, and ``interrupted`` or ``failed`` (the bar where it was) othe
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from rich.console import Console
 from rich.live import Live
@@ -39,7 +39,7 @@ _BAR_WIDTH = (10, 20)
 _REFRESH = 0.1
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return "-" if value is None else f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
@@ -60,7 +60,7 @@ def format_duration(seconds: float | None) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def budget_fraction(record: Record | None, budget: dict[str, Any]) -> float | None:
+def budget_fraction(record: Record | None, budget: Mapping[str, float | None]) -> float | None:
     """How much of the nearest budget is spent (0..1), or None when no budget is known."""
     fractions = []
     for key, attr in _BUDGET_FIELDS.items():
@@ -70,7 +70,7 @@ def budget_fraction(record: Record | None, budget: dict[str, Any]) -> float | No
     return min(1.0, max(fractions)) if fractions else None
 
 
-def progress_fields(record: Record, budget: dict[str, Any], eta: float | None) -> dict[str, str]:
+def progress_fields(record: Record, budget: Mapping[str, float | None], eta: float | None) -> dict[str, str]:
     """The line's fields with something to say, by name (``gen``, ``evals``, ``best``, ...)."""
     generations = budget.get("generations")
     fields = {"gen": f"gen {record.generation}" + (f"/{generations}" if generations else "")}
@@ -159,7 +159,7 @@ class ProgressDisplay(Callback):
     line printed when the run starts, says what is starting (before the first generation ends).
     """
 
-    def __init__(self, budget: dict[str, Any] | int | None = None, console: Console | None = None,
+    def __init__(self, budget: Mapping[str, float | None] | int | None = None, console: Console | None = None,
                  *, log_every: float = 10.0, intro: str | None = None):
         if budget is None or isinstance(budget, int):
             budget = {"generations": budget} if budget else {}

@@ -38,7 +38,7 @@ class Record:
     update_norm: float
     best_ever: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, float | None]:
         return asdict(self)
 
 

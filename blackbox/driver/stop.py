@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 
@@ -17,10 +17,11 @@ from ..core.problem import Scorable, TrainsOnShiftedRewards
 from ..errors import ConfigError, StateError
 
 if TYPE_CHECKING:
+    from .loop import Run
     from .record import Record
 
 __all__ = ["StopCondition", "Generations", "Evaluations", "EnvSteps", "WallTime", "TargetFitness", "GoalHeld",
-           "ConfirmGoal", "confirmation_seed", "stop_conditions", "BUDGETS"]
+           "ConfirmGoal", "GoalCheck", "Condition", "confirmation_seed", "stop_conditions", "BUDGETS"]
 
 _WHICH = ("best", "center", "mean", "best_ever")
 
@@ -34,7 +35,7 @@ class StopCondition:
     def reset(self) -> None:
         """Forget anything remembered across generations (called when a run starts)."""
 
-    def bind(self, run: Any) -> None:
+    def bind(self, run: Run) -> None:
         """Called with the :class:`~blackbox.driver.loop.Run` before its first generation; conditions that
         need more than the record (the problem, the center) keep it."""
 
@@ -46,7 +47,7 @@ class StopCondition:
         """
         return self(record)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -141,11 +142,25 @@ class GoalHeld(StopCondition):
     def reset(self) -> None:
         self._streak = 0
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {"streak": self._streak}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._streak = int(state["streak"])
+
+
+class GoalCheck(TypedDict):
+    """What :meth:`ConfirmGoal.summary` says (a run's ``result.json`` keeps it as ``goal_check``)."""
+
+    goal: float
+    goal_episodes: int
+    confirmed_mean: float | None
+    checks: int
+    solved: bool
+
+
+#: What a run takes as a stop condition: a :class:`StopCondition` or any callable ``(record) -> reason``.
+Condition = StopCondition | Callable[["Record"], object]
 
 
 # -- goal confirmation (0.1.0's confirm.py): stop once the center *confirms* a goal on fresh episodes: the usual meaning of "solved" in RL.
@@ -172,10 +187,10 @@ class ConfirmGoal(StopCondition):
         self.episodes = check_int("goal_episodes", episodes, minimum=1)
         #: [generation, mean of the confirmation episodes] of every check made.
         self.checks: list[list[float]] = []
-        self._run: Any = None
+        self._run: Run | None = None
         self._screen = self.goal
 
-    def bind(self, run: Any) -> None:
+    def bind(self, run: Run) -> None:
         if not isinstance(run.problem, Scorable):
             raise ConfigError(
                 f"confirming a goal on fresh episodes needs a problem with score(params, episodes, seed); "
@@ -193,7 +208,8 @@ class ConfirmGoal(StopCondition):
         if record.center is None or not record.center >= self._screen:
             return None
         seed = confirmation_seed(run.seed, record.generation)
-        returns = np.asarray(run.problem.score(run.strategy.center, self.episodes, seed), dtype=np.float64)
+        problem = cast(Scorable, run.problem)  # bind() refused a problem that is not Scorable
+        returns = np.asarray(problem.score(run.strategy.center, self.episodes, seed), dtype=np.float64)
         self.checks.append([int(record.generation), float(np.mean(returns))])
         return self.satisfied(record)
 
@@ -206,7 +222,7 @@ class ConfirmGoal(StopCondition):
     def reset(self) -> None:
         self.checks = []
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {"checks": [list(c) for c in self.checks]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -217,7 +233,7 @@ class ConfirmGoal(StopCondition):
         """The mean of the last check, or None when no check was made."""
         return self.checks[-1][1] if self.checks else None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> GoalCheck:
         return {"goal": self.goal, "goal_episodes": self.episodes, "confirmed_mean": self.confirmed,
                 "checks": len(self.checks),
                 "solved": bool(self.checks) and self.checks[-1][1] >= self.goal}

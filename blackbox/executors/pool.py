@@ -44,7 +44,7 @@ import dataclasses
 import queue as queues
 from abc import ABC, abstractmethod
 from collections import deque
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -57,6 +57,8 @@ from .wire import DispatchStats, join_results
 from .worker import Outcome, decode_outcome
 
 __all__ = ["PoolExecutor", "RetryRule", "Task", "TaskLoop", "WorkerLost", "evaluation_timeout_error"]
+
+_V = TypeVar("_V")
 
 
 class WorkerLost(Exception):
@@ -112,8 +114,9 @@ class Task:
     domain: object = None
 
 
-class TaskLoop(ABC):
-    """The submit/collect/retry loop of one generation, over workers that can be lost.
+class TaskLoop(ABC, Generic[_V]):
+    """The submit/collect/retry loop of one generation, over workers that can be lost (``_V``: what a task's
+    future holds).
 
     Tasks wait in ``todo``; :meth:`dispatch` hands them out (through :meth:`start`) while there is
     room; each arrival is taken as it comes, whatever its order: a result goes to :meth:`accept`, a
@@ -129,8 +132,8 @@ class TaskLoop(ABC):
     def __init__(self, retries: RetryRule, poll: float | None = None):
         self.retries, self.poll = retries, poll
         self.todo: deque[Task] = deque()
-        self.running: dict[cf.Future[Any], Task] = {}
-        self.arrived: queues.SimpleQueue[cf.Future[Any]] = queues.SimpleQueue()
+        self.running: dict[cf.Future[_V], Task] = {}
+        self.arrived: queues.SimpleQueue[cf.Future[_V]] = queues.SimpleQueue()
 
     # -- what a loop provides ---------------------------------------------------------------------
     @abstractmethod
@@ -138,7 +141,7 @@ class TaskLoop(ABC):
         """Hand out tasks of ``todo`` now, each through :meth:`start`, while there is room."""
 
     @abstractmethod
-    def accept(self, task: Task, value: Any) -> None:
+    def accept(self, task: Task, value: _V) -> None:
         """``task`` came back with ``value``."""
 
     def outstanding(self) -> bool:
@@ -160,26 +163,26 @@ class TaskLoop(ABC):
         """``task``'s worker was lost: run it again (first in line)."""
         self.todo.appendleft(task)
 
-    def released(self, future: cf.Future[Any]) -> None:
+    def released(self, future: cf.Future[_V]) -> None:
         """``future``'s task is over (done, lost, or given up)."""
 
-    def stray(self, future: cf.Future[Any]) -> None:
+    def stray(self, future: cf.Future[_V]) -> None:
         """A future that arrived after its task was given up (:meth:`overdue`)."""
 
     def overdue(self) -> None:
         """Give up running tasks that took too long (pop them from ``running``), as the loop decides."""
 
-    def abandon(self, running: list[cf.Future[Any]]) -> None:
+    def abandon(self, running: list[cf.Future[_V]]) -> None:
         """The generation failed: stop what still runs, as far as possible."""
         for future in running:
             future.cancel()
 
-    def interrupted(self, running: list[cf.Future[Any]]) -> None:
+    def interrupted(self, running: list[cf.Future[_V]]) -> None:
         """Ctrl-C or an exit arrived during the loop: by default, as :meth:`abandon`."""
         self.abandon(running)
 
     # -- the loop ---------------------------------------------------------------------------------
-    def start(self, future: cf.Future[Any], task: Task) -> None:
+    def start(self, future: cf.Future[_V], task: Task) -> None:
         """``task`` now runs as ``future`` (its arrival is queued when it is done)."""
         self.running[future] = task
         future.add_done_callback(self.arrived.put)
@@ -198,7 +201,7 @@ class TaskLoop(ABC):
                 if not (self.running or self.outstanding()):
                     continue
                 try:
-                    arrival: cf.Future[Any] | None = self.arrived.get(timeout=self.poll)
+                    arrival: cf.Future[_V] | None = self.arrived.get(timeout=self.poll)
                 except queues.Empty:
                     arrival = None
                 if arrival is not None:
@@ -226,7 +229,7 @@ class TaskLoop(ABC):
             raise
 
 
-class _PoolLoop(TaskLoop):
+class _PoolLoop(TaskLoop[Outcome]):
     """:class:`PoolExecutor`'s generation: sets of rows on its workers, with its timeout rules."""
 
     def __init__(self, pool: PoolExecutor, shared: Shared, parts: list[Rows]):
@@ -262,7 +265,7 @@ class _PoolLoop(TaskLoop):
                 continue
             self.start(future, task)
 
-    def accept(self, task: Task, value: Any) -> None:
+    def accept(self, task: Task, value: Outcome) -> None:
         self.pool._received(value)
         result, meta = decode_outcome(value, task.rows, self.pool.name)
         self.pool.stats.record(meta)
@@ -292,10 +295,10 @@ class _PoolLoop(TaskLoop):
                 raise failed from cause
         self.todo.appendleft(task)
 
-    def released(self, future: cf.Future[Any]) -> None:
+    def released(self, future: cf.Future[Outcome]) -> None:
         self.pool._released(future)
 
-    def stray(self, future: cf.Future[Any]) -> None:
+    def stray(self, future: cf.Future[Outcome]) -> None:
         self.dying.discard(future)
 
     def overdue(self) -> None:
@@ -317,10 +320,10 @@ class _PoolLoop(TaskLoop):
             else:
                 self.worst.append(task.rows)
 
-    def abandon(self, running: list[cf.Future[Any]]) -> None:
+    def abandon(self, running: list[cf.Future[Outcome]]) -> None:
         self.pool._abandon(running)
 
-    def interrupted(self, running: list[cf.Future[Any]]) -> None:
+    def interrupted(self, running: list[cf.Future[Outcome]]) -> None:
         # Not abandon then interrupt: a process pool's future cancelled just before its workers
         # are killed makes Python 3.11's manager thread print an InvalidStateError traceback.
         self.pool._interrupted(running)

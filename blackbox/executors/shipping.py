@@ -15,7 +15,6 @@ import io
 import pickle
 import types
 from collections.abc import Callable
-from typing import Any
 
 import cloudpickle
 
@@ -26,7 +25,7 @@ _RENAMED = "<dynamic-code>"
 
 # cloudpickle ships no type information (ignore_missing_imports in pyproject): its Pickler has no type.
 class _Pickler(cloudpickle.Pickler):  # type: ignore[misc]
-    def reducer_override(self, obj: Any) -> Any:
+    def reducer_override(self, obj: object) -> object:
         if type(obj) is types.CodeType:
             reduce = self.dispatch_table.get(types.CodeType)
             if reduce is not None:
@@ -36,7 +35,7 @@ class _Pickler(cloudpickle.Pickler):  # type: ignore[misc]
 
 
 def dumps(obj: object, protocol: int | None = None,
-          buffer_callback: Callable[[pickle.PickleBuffer], Any] | None = None) -> bytes:
+          buffer_callback: Callable[[pickle.PickleBuffer], object] | None = None) -> bytes:
     """``cloudpickle.dumps(obj, protocol, buffer_callback)``, code keeping its file names."""
     with io.BytesIO() as file:
         _Pickler(file, protocol=protocol, buffer_callback=buffer_callback).dump(obj)

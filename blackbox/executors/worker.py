@@ -15,9 +15,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import cloudpickle
 import numpy as np
@@ -46,7 +46,7 @@ def thread_env(threads: int | None) -> dict[str, str]:
     return {} if threads is None else {name: str(int(threads)) for name in THREAD_VARIABLES}
 
 
-_limits: list[Any] = []
+_limits: list[object] = []
 
 
 def limit_threads(threads: int | None) -> None:
@@ -64,7 +64,7 @@ def limit_threads(threads: int | None) -> None:
 
 
 # -- the cache ----------------------------------------------------------------------------------
-def _writable(state: dict[str, Any]) -> dict[str, Any]:
+def _writable(state: Mapping[str, object]) -> dict[str, object]:
     """The state with read-only arrays (views of a mapped file or of Ray's object store) copied,
     so a problem may keep and change what it installs, as in the driver."""
     return {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in state.items()}
@@ -75,7 +75,7 @@ class WorkerCache(threading.local):
 
     token: str | None = None
     problem: Problem | None = None
-    key: Any = None
+    key: object = None
     shared: Shared | None = None
 
     def problem_for(self, token: str, load: Callable[[], Problem], threads: int | None) -> tuple[Problem, bool]:
@@ -88,7 +88,7 @@ class WorkerCache(threading.local):
         self.token, self.problem = token, problem
         return problem, True
 
-    def shared_for(self, key: Any, load: Callable[[], Shared]) -> tuple[Shared, bool]:
+    def shared_for(self, key: object, load: Callable[[], Shared]) -> tuple[Shared, bool]:
         """The shared part called ``key`` (a generation), read once; installs the problem's state."""
         if self.key == key and self.shared is not None:
             return self.shared, False
@@ -275,7 +275,7 @@ class Outcome:
 
 def evaluate_task(
     cache: WorkerCache, token: str, rows: Rows, load_problem: Callable[[], Problem],
-    load_shared: Callable[[], Shared], *, key: Any, threads: int | None = None,
+    load_shared: Callable[[], Shared], *, key: object, threads: int | None = None,
     batch_size: int | None = None, before: Callable[[], None] | None = None,
     dumps: Callable[[object], bytes] | None = cloudpickle.dumps,
 ) -> Outcome:

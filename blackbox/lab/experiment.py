@@ -58,7 +58,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from .._validate import check_bool, check_float, check_int, check_string
 from ..config.run import (
@@ -76,7 +76,14 @@ from ..config.run import (
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from ..registry.plugins import strategies
 from .run_dir import is_empty_for_a_run, replace_fault
-from .runs import is_finished, resume_run, start_run
+from .runs import RunSummary, is_finished, resume_run, start_run
+
+if TYPE_CHECKING:
+    from ..driver.loop import Callback
+    from ..registry.component import Component
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 __all__ = ["Experiment", "Cell", "ProblemInfo", "load_experiment", "plan_cells", "run_experiment",
            "execute_cell", "smoke_mode"]
@@ -141,7 +148,7 @@ def _safe(label: str) -> str:
 MAX_SEEDS = 10_000
 
 
-def _seeds(value: Any, where: str) -> list[int]:
+def _seeds(value: object, where: str) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         return list(range(_checked(where, check_int, "seeds", value, minimum=1, maximum=MAX_SEEDS)))
     if isinstance(value, list) and value:
@@ -154,19 +161,19 @@ def _seeds(value: Any, where: str) -> list[int]:
     raise ConfigError(f"{where}: seeds must be a number of seeds (5) or a non-empty list ([0, 1, 2]), got {value!r}")
 
 
-def _checked(where: str, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+def _checked(where: str, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     try:
         return fn(*args, **kwargs)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _budget(doc: ConfigDoc, table: Any, path: tuple[str, ...]) -> dict[str, Any]:
+def _budget(doc: ConfigDoc, table: object, path: tuple[str, ...]) -> dict[str, Any]:
     budget = check_section("stop", table, doc.where, path, allowed=BUDGET_KEYS)
     return budget
 
 
-def _spec_text(component: Any) -> str:
+def _spec_text(component: Component) -> str:
     options = ",".join(f"{k}={v}" for k, v in component.options.items())
     return component.name + (":" + options if options else "")
 
@@ -215,7 +222,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
 
     strategies_table = _table(doc, data, "strategies")
     labels: list[str] = []
-    components: dict[str, Any] = {}
+    components: dict[str, Component] = {}
     skipped: list[tuple[str, str]] = []
     for label, entry in strategies_table.items():
         where = doc.where("strategies", label)
@@ -237,7 +244,7 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
         raise ConfigError(f"{doc.where('strategies')}: no strategy to run (all optional ones are missing?)")
 
     problems: dict[str, ProblemInfo] = {}
-    problem_components: dict[str, Any] = {}
+    problem_components: dict[str, Component] = {}
     stops: dict[str, dict[str, Any]] = {}
     for label, entry in _table(doc, data, "problems").items():
         where = doc.where("problems", label)
@@ -283,14 +290,14 @@ def load_experiment(path: str | Path, *, out: str | Path | None = None, smoke: b
     return Experiment(name, path, out_dir, seeds, job_count, problems, labels, cells, skipped, report, smoke)
 
 
-def _table(doc: ConfigDoc, data: dict[str, Any], key: str) -> dict[str, Any]:
+def _table(doc: ConfigDoc, data: dict[str, object], key: str) -> dict[str, Any]:
     table = data.get(key)
     if not isinstance(table, dict) or not table:
         raise ConfigError(f"{doc.where(key) if key in data else doc.path}: give at least one [{key}.<label>] table")
     return table
 
 
-def _report(doc: ConfigDoc, table: Any, labels: list[str]) -> dict[str, Any]:
+def _report(doc: ConfigDoc, table: object, labels: list[str]) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise ConfigError(f"{doc.where('report')}: report must be a table, got {table!r}")
     for key in table:
@@ -364,7 +371,7 @@ def plan_cells(experiment: Experiment, overwrite: bool = False) -> list[Cell]:
 
 
 def execute_cell(resolved: ResolvedRun, run_dir: str, action: str,
-                 callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+                 callbacks: Sequence[Callback] = ()) -> RunSummary:
     """Run one cell (in this process or a worker); returns the run's summary."""
     warnings: list[str] = []
     if action == "resume":
@@ -373,8 +380,8 @@ def execute_cell(resolved: ResolvedRun, run_dir: str, action: str,
 
 
 def run_experiment(experiment: Experiment, todo: Sequence[Cell], *,
-                   on_done: Callable[[Cell, dict[str, Any] | None, BaseException | None], None] | None = None,
-                   callbacks_for: Callable[[Cell], Sequence[Any]] | None = None) -> list[tuple[Cell, BaseException]]:
+                   on_done: Callable[[Cell, RunSummary | None, BaseException | None], None] | None = None,
+                   callbacks_for: Callable[[Cell], Sequence[Callback]] | None = None) -> list[tuple[Cell, BaseException]]:
     """Run ``todo``: one after another here, or ``experiment.jobs`` at a time in worker processes.
 
     A run that fails is reported through ``on_done`` and listed in the returned failures; the

@@ -8,13 +8,19 @@ never through pyplot, so no display is needed and the user's backend is left alo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..driver.record import Record
+
+#: A generation's record: the driver's :class:`Record`, or a row read back from records.csv.
+RecordLike = Union["Record", Mapping[str, "float | None"]]
 
 __all__ = ["have_matplotlib", "plot_run", "plot_bands", "PLOT_EXTRA"]
 
@@ -62,7 +68,7 @@ def _scale_y(axis, values: Sequence[np.ndarray]) -> None:
 _HUGE = 1e300
 
 
-def _huge_scale(records: Sequence[Any], names: Sequence[str]) -> float:
+def _huge_scale(records: Sequence[RecordLike], names: Sequence[str]) -> float:
     """1.0, or the power of ten to divide fitness by when a finite value is too large to draw."""
     data = np.concatenate([_column(records, name) for name in names]) if records else np.zeros(0)
     data = np.abs(data[np.isfinite(data)])
@@ -71,7 +77,7 @@ def _huge_scale(records: Sequence[Any], names: Sequence[str]) -> float:
     return 10.0 ** math.floor(math.log10(float(data.max())))
 
 
-def _column(records: Sequence[Any], name: str) -> np.ndarray:
+def _column(records: Sequence[RecordLike], name: str) -> np.ndarray:
     values = []
     for record in records:
         value = record[name] if isinstance(record, dict) else getattr(record, name)
@@ -79,7 +85,7 @@ def _column(records: Sequence[Any], name: str) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
-def plot_run(records: Sequence[Any], path: str | Path, title: str = "") -> Path:
+def plot_run(records: Sequence[RecordLike], path: str | Path, title: str = "") -> Path:
     """The run's learning curve: fitness against generations, and against steps (or evaluations)."""
     path = Path(path)
     figure, (left, right) = _figure(11, 4, 2)

@@ -27,7 +27,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from .runs import read_result
 from .stats import bootstrap_band, bootstrap_mean, carry_forward, mean_curve, median_or_inf
 from .stats import progress_ratio_table as ratio_rows
 
-__all__ = ["RunData", "collect_runs", "write_report", "RESULT_COLUMNS"]
+__all__ = ["RunData", "ReportIndex", "ReportTable", "collect_runs", "write_report", "RESULT_COLUMNS"]
 
 RESULT_COLUMNS = [
     "experiment", "problem", "strategy", "seed", "run_dir", "status", "stop_reason", "generations",
@@ -47,6 +47,44 @@ RESULT_COLUMNS = [
     "generations_to_target", "evaluations_to_target", "steps_to_target", "time_to_target",
 ]
 _AXES = (("evaluations", "evaluations"), ("steps", "environment steps"), ("time", "wall time (s)"))
+
+
+class ReportTable(TypedDict):
+    """One problem's ranking as ``report.json`` keeps it (``blackbox compare`` prints it)."""
+
+    problem: str
+    spec: str
+    target: float | None
+    ranking: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+class ReportIndex(TypedDict):
+    """What :func:`write_report` returns and writes as ``report.json``: the files it wrote, and the tables."""
+
+    results: str
+    summary: str
+    summary_csv: str
+    progress_ratios: str
+    plots: list[str]
+    runs: int
+    tables: list[ReportTable]
+
+
+class _Stats(TypedDict, total=False):
+    """A strategy's numbers on one problem (a row of summary.csv); the ``*_target`` ones where there is a target."""
+
+    runs: int
+    complete: int
+    final_mean: float
+    final_low: float
+    final_high: float
+    successes: int
+    success_rate: float
+    evaluations_to_target: float
+    steps_to_target: float
+    time_to_target: float
 
 
 @dataclass
@@ -58,7 +96,7 @@ class RunData:
     seed: int
     run_dir: Path
     records: list[dict[str, Any]]
-    result: dict[str, Any] | None
+    result: dict[str, object] | None
     target: float | None
 
     @property
@@ -78,10 +116,10 @@ class RunData:
         center = self.column("center")
         return center if np.isfinite(center).any() else self.column("best")
 
-    def row(self, experiment: str, base: Path) -> dict[str, Any]:
+    def row(self, experiment: str, base: Path) -> dict[str, object]:
         fitness = self.fitness()
         last = self.records[-1] if self.records else {}
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "experiment": experiment, "problem": self.problem, "strategy": self.strategy, "seed": self.seed,
             "run_dir": _relative(self.run_dir, base), "status": self.status,
             "stop_reason": (self.result or {}).get("stop_reason", ""),
@@ -125,7 +163,7 @@ def collect_runs(experiment: Experiment) -> list[RunData]:
     return runs
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def _fmt(value: object, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float) and math.isinf(value):
@@ -137,7 +175,7 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Path:
+def _write_csv(path: Path, columns: list[str], rows: list[dict[str, object]]) -> Path:
     import io
 
     buffer = io.StringIO()
@@ -149,24 +187,27 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Pa
     return atomic_write(path, lambda handle: handle.write(data))
 
 
-def _strategy_stats(runs: list[RunData], experiment: Experiment) -> dict[str, Any]:
+def _strategy_stats(runs: list[RunData], experiment: Experiment) -> _Stats:
     settings = experiment.report
     finals = [float(r.fitness()[-1]) for r in runs if r.records]
     mean, low, high = bootstrap_mean(finals, settings["confidence"], settings["resamples"])
-    stats: dict[str, Any] = {"runs": len(runs), "complete": sum(r.status == "finished" for r in runs),
+    stats: _Stats = {"runs": len(runs), "complete": sum(r.status == "finished" for r in runs),
                              "final_mean": mean, "final_low": low, "final_high": high}
     target = runs[0].target if runs else None
     if target is not None:
         reached = [r.reach() for r in runs]
         stats["successes"] = sum(x is not None for x in reached)
         stats["success_rate"] = stats["successes"] / len(runs) if runs else math.nan
-        for key, attr in (("evaluations", "evaluations"), ("steps", "steps"), ("time", "time")):
-            stats[f"{key}_to_target"] = median_or_inf([math.inf if x is None else float(x[attr]) for x in reached])
+        to_target = {key: median_or_inf([math.inf if x is None else float(x[key]) for x in reached])
+                     for key in ("evaluations", "steps", "time")}
+        stats["evaluations_to_target"] = to_target["evaluations"]
+        stats["steps_to_target"] = to_target["steps"]
+        stats["time_to_target"] = to_target["time"]
     return stats
 
 
-def _rank(stats: dict[str, dict[str, Any]], has_target: bool) -> list[str]:
-    def key(label: str) -> tuple:
+def _rank(stats: dict[str, _Stats], has_target: bool) -> list[str]:
+    def key(label: str) -> tuple[float, ...]:
         s = stats[label]
         final = s["final_mean"] if not math.isnan(s["final_mean"]) else -math.inf
         if has_target:
@@ -215,7 +256,7 @@ def _ratio_axis(runs: list[RunData]) -> str:
     return "steps" if any(r.records and (r.records[-1].get("steps") or 0) > 0 for r in runs) else "evaluations"
 
 
-def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> dict[str, Any]:
+def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> ReportIndex:
     """Write results.csv, summary.csv, progress_ratios.csv, summary.md and the plots into ``experiment.out``."""
     runs = collect_runs(experiment) if runs is None else runs
     out = ensure_folder(experiment.out, "report folder")
@@ -223,9 +264,9 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
     _write_csv(out / "results.csv", RESULT_COLUMNS, rows)
     plots_dir = out / "plots"
     plotted: list[str] = []
-    summary_rows: list[dict[str, Any]] = []
-    ratio_rows_out: list[dict[str, Any]] = []
-    tables: list[dict[str, Any]] = []
+    summary_rows: list[dict[str, object]] = []
+    ratio_rows_out: list[dict[str, object]] = []
+    tables: list[ReportTable] = []
     md = [f"# Experiment `{experiment.name}`", "",
           f"Made by `blackbox compare {experiment.path}` on {time.strftime('%Y-%m-%d %H:%M')}"
           f"{' in smoke mode (small budgets)' if experiment.smoke else ''}. Seeds: {experiment.seeds}. "
@@ -256,7 +297,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
         md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         rule = _RANKING_RULE if has_target else _RANKING_RULE_NO_TARGET
         rows_shown: list[list[str]] = []
-        table: dict[str, Any] = {"problem": problem, "spec": info.spec, "target": info.target, "ranking": rule,
+        table: ReportTable = {"problem": problem, "spec": info.spec, "target": info.target, "ranking": rule,
                  "header": ["rank", "strategy", "runs", "final center", f"{confidence}% CI"]
                  + (["success", "evals to target"] + (["steps to target"] if has_steps else [])
                     + ["time to target (s)"] if has_target else []),
@@ -312,7 +353,7 @@ def write_report(experiment: Experiment, runs: list[RunData] | None = None) -> d
     _write_csv(out / "progress_ratios.csv",
                ["problem", "strategy", "reference", "axis", "fraction", "level", "strategy_x", "reference_x",
                 "ratio", "strategy_runs", "reference_runs"], ratio_rows_out)
-    index = {"results": str(out / "results.csv"), "summary": str(out / "summary.md"),
+    index: ReportIndex = {"results": str(out / "results.csv"), "summary": str(out / "summary.md"),
              "summary_csv": str(out / "summary.csv"), "progress_ratios": str(out / "progress_ratios.csv"),
              "plots": [str(out / p) for p in plotted], "runs": len(runs), "tables": tables}
     write_json(out / "report.json", index)
@@ -326,7 +367,7 @@ def _file_label(label: str) -> str:
 
 
 def _progress_ratios(experiment: Experiment, problem: str, by_strategy: dict[str, list[RunData]],
-                     rows_out: list[dict[str, Any]]) -> list[str]:
+                     rows_out: list[dict[str, object]]) -> list[str]:
     reference = experiment.report["reference"]
     fractions = experiment.report["progress"]
     others = [label for label in by_strategy if label != reference and by_strategy[label]]

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..config.run import ResolvedRun, breaking_changes, build_components
+from ..core.executor import Executor
+from ..core.problem import Problem
+from ..core.strategy import Strategy
 from ..driver.loop import Run
 from ..errors import CheckpointError, CheckpointVersionError, ConfigError
 from ..store.checkpoint import (
@@ -31,7 +33,8 @@ from ..store.checkpoint import (
 
 __all__ = ["restore_newest", "restore_from"]
 
-Components = tuple[Any, Any, Any]
+#: A run's strategy, problem and executor, as ``build_components`` makes them.
+Components = tuple[Strategy, Problem, Executor]
 
 
 def _changes(restored: Checkpoint, resolved: ResolvedRun, components: Components, root: Path) -> list[str]:

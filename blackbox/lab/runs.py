@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..config.run import (
     ResolvedRun,
@@ -35,13 +35,13 @@ from ..config.run import (
 )
 from ..driver.logs import CSVRecords, JSONLRecords, rewrite_records
 from ..driver.loop import Callback, Run, optimize
-from ..driver.stop import ConfirmGoal, StopCondition
+from ..driver.stop import ConfirmGoal, GoalCheck, StopCondition
 from ..errors import BlackboxError, CheckpointError, ConfigError, StorageError
 from ..files import ensure_folder, flat_leaves, read_regular_file, save_npz, write_json, write_toml
 from ..store.checkpoint import Checkpointer
 from ..store.lock import RunLock
 from .plots import have_matplotlib, plot_run
-from .restore import restore_from, restore_newest
+from .restore import Components, restore_from, restore_newest
 from .run_dir import (
     RUN_DIRS,
     RUN_FILES,
@@ -51,10 +51,45 @@ from .run_dir import (
     set_aside_entries,
 )
 
-__all__ = ["RunPaths", "ResumeWarning", "start_run", "resume_run", "check_out_dir", "read_result", "is_finished"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..core.executor import Executor
+    from ..driver.record import Record
+
+__all__ = ["RunPaths", "RunSummary", "ResumeWarning", "start_run", "resume_run", "check_out_dir", "read_result", "is_finished"]
 
 _RUN_FILES = RUN_FILES
 _RUN_DIRS = RUN_DIRS
+
+
+class RunSummary(TypedDict, total=False):
+    """What :func:`start_run` and :func:`resume_run` return and write as ``result.json``.
+
+    A run that failed or was interrupted has only the first six keys and ``finished``/``stop_reason``;
+    ``goal_check``, ``notes`` and ``warnings`` are there when they have something to say.
+    """
+
+    run_dir: str
+    strategy: str
+    problem: str
+    problem_label: str
+    seed: int
+    resumed_from: int | None
+    generations: int
+    evaluations: int
+    steps: int
+    wall_time: float
+    best_fitness: float
+    center_fitness: float | None
+    stop_reason: str | None
+    finished: bool
+    curve: str | None
+    checkpoint: str | None
+    problem_description: dict[str, object]
+    goal_check: GoalCheck
+    notes: list[str]
+    warnings: list[str]
 
 
 class ResumeWarning(UserWarning):
@@ -80,7 +115,7 @@ class RunPaths:
     tensorboard = property(lambda self: self.root / "tensorboard")
 
 
-def read_result(run_dir: str | Path) -> dict[str, Any] | None:
+def read_result(run_dir: str | Path) -> dict[str, object] | None:
     """The run's result.json, or None if the run has not ended (or the file is unreadable)."""
     import json
 
@@ -98,7 +133,7 @@ def is_finished(run_dir: str | Path) -> bool:
     return bool(result and result.get("finished"))
 
 
-def _run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, Any, Any]]:
+def _run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, object, object]]:
     """Differences that make it another run (what is logged, checkpointed or which executor runs it do not)."""
     existing = load_toml(path).data
     return [c for c in config_changes(existing, resolved) if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
@@ -164,7 +199,7 @@ def _claim(out: Path, resolved: ResolvedRun, overwrite: bool, notes: list[str]) 
     return lock
 
 
-def _intro(resolved: ResolvedRun, paths: RunPaths, run: Run | None, executor: Any) -> str:
+def _intro(resolved: ResolvedRun, paths: RunPaths, run: Run | None, executor: Executor) -> str:
     """The line printed as a run starts: what, on how many workers, where."""
     workers = int(getattr(executor, "workers", 1))
     start = (f"resuming {resolved.strategy.name} on {resolved.label()} from generation {run.strategy.generation}"
@@ -174,7 +209,7 @@ def _intro(resolved: ResolvedRun, paths: RunPaths, run: Run | None, executor: An
 
 
 def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_progress: bool,
-               console: Any, intro: str | None = None) -> list[Callback]:
+               console: Console | None, intro: str | None = None) -> list[Callback]:
     resumed = run is not None
     callbacks: list[Callback] = [
         CSVRecords(paths.records_csv, append=resumed),
@@ -194,15 +229,16 @@ def _callbacks(resolved: ResolvedRun, paths: RunPaths, run: Run | None, show_pro
     return callbacks
 
 
-def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any, Any], run: Run | None,
-             show_progress: bool, console: Any, callbacks: Sequence[Callback], notes: list[str]) -> dict[str, Any]:
+def _execute(resolved: ResolvedRun, paths: RunPaths, components: Components, run: Run | None,
+             show_progress: bool, console: Console | None, callbacks: Sequence[Callback],
+             notes: list[str]) -> RunSummary:
     strategy, problem, executor = components
     conditions = resolved.stop.conditions()
     intro = _intro(resolved, paths, run, executor) if show_progress else None
     hooks = _callbacks(resolved, paths, run, show_progress, console, intro) + list(callbacks)
     paths.result.unlink(missing_ok=True)
     resumed_from = run.strategy.generation if run is not None else None
-    summary: dict[str, Any] = {
+    summary: RunSummary = {
         "run_dir": str(paths.root), "strategy": resolved.strategy.name,
         "problem": resolved.problem.name, "problem_label": resolved.label(),
         "seed": resolved.seed, "resumed_from": resumed_from,
@@ -255,7 +291,7 @@ def _execute(resolved: ResolvedRun, paths: RunPaths, components: tuple[Any, Any,
     return summary
 
 
-def _startup_hint(records: Sequence[Any], executor: Any) -> str | None:
+def _startup_hint(records: Sequence[Record], executor: Executor) -> str | None:
     """Why a parallel run of a quick problem was slow: its first generation, which starts the workers
     (a process each, importing numpy, blackbox and the problem), took most of the time. None otherwise."""
     workers = int(getattr(executor, "workers", 1))
@@ -288,8 +324,8 @@ def _last_checkpoint(paths: RunPaths) -> Path | None:
 
 
 def start_run(resolved: ResolvedRun | dict[str, Any], out: str | Path, *, overwrite: bool = False,
-              show_progress: bool = False, console: Any = None,
-              callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
+              show_progress: bool = False, console: Console | None = None,
+              callbacks: Sequence[Callback] = ()) -> RunSummary:
     """Run ``resolved`` (from :func:`resolve_run_config`, or a config table) into ``out``; the summary."""
     if not isinstance(resolved, ResolvedRun):  # a config table: resolved here
         resolved = resolved_run(resolved)
@@ -325,8 +361,8 @@ def _warn(message: str) -> None:
 
 def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | None = None,
                config: ResolvedRun | dict[str, Any] | None = None, checkpoint: str | Path | None = None,
-               show_progress: bool = False, console: Any = None, warn: Callable[[str], None] = _warn,
-               callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
+               show_progress: bool = False, console: Console | None = None, warn: Callable[[str], None] = _warn,
+               callbacks: Sequence[Callback] = ()) -> RunSummary:
     """Continue the run in ``run_dir`` from its newest good checkpoint (or ``checkpoint``).
 
     ``change`` may edit the run's config first (a larger budget, another executor, logging);
@@ -370,7 +406,7 @@ def resume_run(run_dir: str | Path, *, change: Callable[[RunConfig], None] | Non
         return summary
 
 
-def describe_summary(summary: dict[str, Any], command_time: float | None = None) -> str:
+def describe_summary(summary: RunSummary, command_time: float | None = None) -> str:
     """A few lines for people: what the run reached, why it stopped, its cost, where it is saved.
 
     "best ever" is the best fitness of any row scored in the run (the center's included); the

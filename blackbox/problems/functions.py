@@ -9,9 +9,9 @@ whole batch of rows at once with numpy and ignore the seeds (they are determinis
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validate import MAX_DIM, check_float, check_int, check_vector
 from ..core.problem import EvalResult, Problem
@@ -50,7 +50,7 @@ class _TestFunction(Problem):
             return rng.standard_normal(self.dim)
         return rng.uniform(-self.init_range, self.init_range, self.dim)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"name": self.name, "dim": self.dim}
 
 
@@ -59,7 +59,7 @@ class Quadratic(_TestFunction):
 
     name = "quadratic"
 
-    def __init__(self, dim: int | None = None, *, solution: Any = None, init_scale: float | None = None):
+    def __init__(self, dim: int | None = None, *, solution: npt.ArrayLike | None = None, init_scale: float | None = None):
         if solution is None:
             dim = len(BLOG_SOLUTION) if dim is None else check_int("dim", dim, minimum=1, maximum=MAX_DIM)
             solution = np.resize(np.array(BLOG_SOLUTION), dim)
@@ -77,7 +77,7 @@ class Quadratic(_TestFunction):
     def loss(self, x: np.ndarray) -> np.ndarray:
         return np.sum((x - self.solution) ** 2, axis=1)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"name": self.name, "dim": self.dim, "solution": self.solution.tolist()}
 
 

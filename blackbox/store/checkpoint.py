@@ -33,7 +33,7 @@ import shutil
 import stat
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +41,15 @@ from typing import Any
 import numpy as np
 
 from .._validate import check_state_layout
+from ..core.executor import Executor
+from ..core.problem import Problem
+from ..core.strategy import Strategy
 from ..driver.loop import Callback, Result, Run
 from ..driver.record import RECORD_FIELDS, Record, RecordLog
 from ..driver.stop import StopCondition
 from ..errors import CheckpointError, CheckpointVersionError, ConfigError
 from ..files import atomic_folder, describe_os_error, load_npz, npz_bytes, to_plain, write_synced
-from .fingerprint import code_changes, code_fingerprint, source_closure
+from .fingerprint import CodeFingerprint, code_changes, code_fingerprint, source_closure
 from .integrity import (
     CHECKPOINT_NAME,
     CHECKSUM_KEY,
@@ -104,8 +107,8 @@ def checkpoint_name(generation: int) -> str:
 
 
 def save_checkpoint(
-    directory: str | Path, run: Run, *, config: dict[str, Any] | None = None,
-    code: dict[str, Any] | None = None, stop_reason: str | None = None,
+    directory: str | Path, run: Run, *, config: Mapping[str, object] | None = None,
+    code: CodeFingerprint | None = None, stop_reason: str | None = None,
 ) -> Path:
     """Write the run's state as ``directory/gen-NNNNNN`` atomically; returns the folder.
 
@@ -172,11 +175,11 @@ class Checkpoint:
     state: dict[str, Any]
     records: RecordLog
     config: dict[str, Any]
-    code: dict[str, Any]
+    code: dict[str, object]
     stop_reason: str | None
     score: float
     created: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def center(self) -> np.ndarray:
@@ -257,7 +260,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     )
 
 
-def _check_version(path: Path, meta: dict[str, Any], intact: bool | None) -> None:
+def _check_version(path: Path, meta: Mapping[str, object], intact: bool | None) -> None:
     """Refuse a format version that is not one (corrupt) or that is newer (not corrupt: upgrade)."""
     version = meta.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
@@ -275,7 +278,7 @@ def _check_version(path: Path, meta: dict[str, Any], intact: bool | None) -> Non
     raise CheckpointVersionError(f"{said}: upgrade {target} to resume this run")
 
 
-def _check_generation(path: Path, generation: Any, state: dict[str, Any]) -> int:
+def _check_generation(path: Path, generation: object, state: Mapping[str, object]) -> int:
     """The generation state.json names: an integer >= 0, the strategy's own, and the folder's."""
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
         raise ValueError(f"generation must be an integer >= 0, got {generation!r}")
@@ -289,7 +292,7 @@ def _check_generation(path: Path, generation: Any, state: dict[str, Any]) -> int
     return generation
 
 
-def _check_last_record(state: dict[str, Any], records: RecordLog) -> None:
+def _check_last_record(state: Mapping[str, object], records: RecordLog) -> None:
     """The strategy's generation, sigma and update norm, and the run's evaluation and step counts, are
     those of the last record, which was taken right after the same update (a second copy in
     arrays.npz: it catches a flipped digit in a checkpoint of 0.1.0, whose state.json has no
@@ -357,7 +360,7 @@ def latest_checkpoint(
 _set_aside = set_aside
 
 
-def _decode_score(value: Any) -> float:
+def _decode_score(value: object) -> float:
     try:
         score = decode_tree(value, {})
         return -math.inf if score is None else float(score)
@@ -407,7 +410,7 @@ def clean_temporary(directory: str | Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def restore_run(checkpoint: Checkpoint, strategy: Any, problem: Any, executor: Any) -> Run:
+def restore_run(checkpoint: Checkpoint, strategy: Strategy, problem: Problem, executor: Executor) -> Run:
     """A :class:`Run` continuing from ``checkpoint`` with freshly built components.
 
     A state that does not fit them (another strategy, arrays of other shapes, text where numbers
@@ -457,12 +460,12 @@ class Checkpointer(Callback):
     """
 
     def __init__(self, directory: str | Path, every: int = 10, keep: int = 3,
-                 config: dict[str, Any] | None = None):
+                 config: Mapping[str, object] | None = None):
         self.directory = Path(directory)
         self.every = int(every)
         self.keep = int(keep)
         self.config = config
-        self.code: dict[str, Any] | None = None
+        self.code: CodeFingerprint | None = None
         # The newest checkpoints written, at most ``keep`` (older ones are pruned): a list of every one
         # grew by a path a checkpoint, for ever, on long runs.
         self.saved: deque[Path] = deque(maxlen=max(self.keep, 1))

@@ -15,8 +15,9 @@ import hashlib
 import importlib.util
 import platform
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -115,12 +116,28 @@ def _closure_sha(module: str) -> str | None:
     return digest.hexdigest()[:16] if found else None
 
 
-def _source_of(obj: Any) -> dict[str, Any]:
+#: Where a component's numbers come from: its class and a hash of its module and what that imports.
+SourceOf = TypedDict("SourceOf", {"class": str, "sha256": "str | None"})
+
+
+class CodeFingerprint(TypedDict):
+    """What :func:`code_fingerprint` returns; a checkpoint's ``state.json`` keeps it as ``code``."""
+
+    blackbox: str
+    python: str
+    numpy: str
+    driver: str | None
+    strategy: SourceOf
+    problem: SourceOf
+    libraries: dict[str, str]
+
+
+def _source_of(obj: object) -> SourceOf:
     cls = obj if isinstance(obj, type) else type(obj)
     return {"class": f"{cls.__module__}:{cls.__qualname__}", "sha256": _closure_sha(cls.__module__)}
 
 
-def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
+def code_fingerprint(strategy: object, problem: object) -> CodeFingerprint:
     """What the numbers of a run depend on: versions, and hashes of the sources that compute them
     (the strategy's and the problem's modules and what they import from their own package, and
     the driver's)."""
@@ -136,7 +153,7 @@ def code_fingerprint(strategy: Any, problem: Any) -> dict[str, Any]:
     }
 
 
-def code_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def code_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two fingerprints, in words; libraries compared where both list them."""
     changes = []
     for key, label in (("blackbox", "blackbox version"), ("python", "Python version"),

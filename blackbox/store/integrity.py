@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 __all__ = ["CHECKSUM_KEY", "CHECKPOINT_NAME", "TEMPORARY", "seal_state_json", "checksum_holds", "is_v010", "is_ours", "set_aside"]
 
@@ -87,7 +87,7 @@ def seal_state_json(text: str) -> bytes:
     return zeroed[:start] + hashlib.sha256(zeroed).hexdigest().encode() + zeroed[start + 64:]
 
 
-def checksum_holds(data: bytes, meta: dict[str, Any]) -> bool | None:
+def checksum_holds(data: bytes, meta: Mapping[str, object]) -> bool | None:
     """Whether state.json's own checksum matches its bytes (None: it has none)."""
     found = _zeroed(data)
     claimed = meta.get(CHECKSUM_KEY)

@@ -25,7 +25,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import RunInUseError, StorageError
 from ..files import describe_os_error, ensure_folder
@@ -245,5 +244,5 @@ class RunLock:
     def __enter__(self) -> RunLock:
         return self.acquire()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()

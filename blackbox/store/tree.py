@@ -24,7 +24,7 @@ from ..files import map_tree, npz_bytes
 __all__ = ["encode_tree", "decode_tree", "leaf_fault", "through_files"]
 
 
-def leaf_fault(value: Any) -> str | None:
+def leaf_fault(value: object) -> str | None:
     """Why ``value`` (not a dict or list) cannot be part of a state tree, or None when it can."""
     if isinstance(value, (np.ndarray, np.generic)):
         return "is an object array (it would need pickle)" if value.dtype == object else None
@@ -33,15 +33,15 @@ def leaf_fault(value: Any) -> str | None:
     return f"is a {type(value).__module__}.{type(value).__name__}, not an array or JSON-able value"
 
 
-def encode_tree(tree: Any, arrays: dict[str, np.ndarray], path: str = "") -> Any:
+def encode_tree(tree: object, arrays: dict[str, np.ndarray], path: str = "") -> object:
     """A JSON-able copy of ``tree``; arrays and numpy scalars move to ``arrays`` under their path."""
 
-    def key(name: Any, where: str) -> str:
+    def key(name: object, where: str) -> str:
         if not isinstance(name, str):
             raise CheckpointError(f"cannot checkpoint {where or 'state'}: key {name!r} is not a string")
         return "$" + name if name.startswith("$") else name
 
-    def leaf(value: Any, where: str) -> Any:
+    def leaf(value: object, where: str) -> object:
         if isinstance(value, (np.ndarray, np.generic)):
             arr = np.asarray(value)
             if arr.dtype == object:
@@ -63,7 +63,7 @@ def encode_tree(tree: Any, arrays: dict[str, np.ndarray], path: str = "") -> Any
     return map_tree(tree, leaf, path=path, key=key)
 
 
-def decode_tree(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
+def decode_tree(tree: object, arrays: dict[str, np.ndarray]) -> Any:
     """Undo :func:`encode_tree`."""
     if isinstance(tree, dict):
         if len(tree) == 1:
@@ -81,7 +81,7 @@ def decode_tree(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
     return tree
 
 
-def through_files(tree: Any) -> Any:
+def through_files(tree: object) -> Any:
     """``tree`` after the trip a checkpoint makes: :func:`encode_tree`, the arrays through an ``.npz``
     (``np.load(allow_pickle=False)``) and the rest through JSON, then :func:`decode_tree`."""
     arrays: dict[str, np.ndarray] = {}

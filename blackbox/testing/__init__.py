@@ -78,21 +78,21 @@ __all__ = [
 ]
 
 
-def check_strategy(target: Any, *, expected_failures: dict[str, str] | None = None, dim: int = 5,
+def check_strategy(target: object, *, expected_failures: dict[str, str] | None = None, dim: int = 5,
                    raise_on_failure: bool = True, **options: Any) -> Report:
     """Run every strategy check on ``target`` built with ``options``; see :func:`run_checks`."""
     subject = Subject(target, kind="strategy", expected_failures=expected_failures, dim=dim, **options)
     return run_checks(subject, raise_on_failure=raise_on_failure)
 
 
-def check_problem(target: Any, *, expected_failures: dict[str, str] | None = None,
+def check_problem(target: object, *, expected_failures: dict[str, str] | None = None,
                   raise_on_failure: bool = True, **options: Any) -> Report:
     """Run every problem check on ``target`` built with ``options``; see :func:`run_checks`."""
     subject = Subject(target, kind="problem", expected_failures=expected_failures, **options)
     return run_checks(subject, raise_on_failure=raise_on_failure)
 
 
-def check_executor(target: Any, *, expected_failures: dict[str, str] | None = None,
+def check_executor(target: object, *, expected_failures: dict[str, str] | None = None,
                    raise_on_failure: bool = True, **options: Any) -> Report:
     """Run every executor check on ``target`` built with ``options``; see :func:`run_checks`."""
     subject = Subject(target, kind="executor", expected_failures=expected_failures, **options)

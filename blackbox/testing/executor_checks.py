@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.executor import Executor
 from ..core.noise import NoiseTable
 from ..core.population import Population
-from ..core.problem import EvalResult
+from ..core.problem import EvalResult, Problem
 from ..errors import EvaluationError, StateError
 from ..executors.serial import SerialExecutor
 from .fixtures import FAIL_MARK, ProbeProblem
 from .subject import Subject, fail, register_check, same_result
+
+if TYPE_CHECKING:
+    from ..driver.loop import Result
 
 __all__: list[str] = []
 
@@ -53,7 +57,7 @@ def seeds_for(m: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed + 100).integers(0, 2**32, size=m, dtype=np.int64)
 
 
-def serial_result(problem: Any, population: Population, seeds: np.ndarray,
+def serial_result(problem: Problem, population: Population, seeds: np.ndarray,
                   state: dict[str, Any] | None = None) -> EvalResult:
     with SerialExecutor() as serial:
         serial.start(problem)
@@ -61,7 +65,7 @@ def serial_result(problem: Any, population: Population, seeds: np.ndarray,
 
 
 @contextmanager
-def started(subject: Subject, problem: Any) -> Iterator[Any]:
+def started(subject: Subject, problem: Problem) -> Iterator[Executor]:
     executor = subject.make_executor()
     executor.start(problem)
     try:
@@ -70,7 +74,7 @@ def started(subject: Subject, problem: Any) -> Iterator[Any]:
         executor.close()
 
 
-def expect_like_serial(executor: Any, problem: Any, population: Population, seeds: np.ndarray,
+def expect_like_serial(executor: Executor, problem: Problem, population: Population, seeds: np.ndarray,
                        state: dict[str, Any] | None, what: str) -> None:
     got = executor.evaluate(population, seeds, state)
     if not isinstance(got, EvalResult):
@@ -191,7 +195,7 @@ def check_run_matches_serial(subject: Subject) -> None:
     from ..driver.loop import optimize
     from ..registry.plugins import make_strategy
 
-    def run(executor: Any) -> Any:
+    def run(executor: Executor) -> Result:
         strategy = make_strategy("openai-es", dim=DIM, popsize=10, seed=3, x0=np.full(DIM, 0.5))
         return optimize(strategy, ProbeProblem(DIM), executor, generations=4, seed=9)
 

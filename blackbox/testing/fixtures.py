@@ -46,7 +46,7 @@ class ProbeProblem(Problem):
     def observe(self, result: EvalResult) -> None:
         self.offset += float(np.mean(result.info["first"])) if len(result) else 0.0
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {"offset": self.offset}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

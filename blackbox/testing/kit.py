@@ -13,7 +13,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import BlackboxError, UnknownNameError, did_you_mean
 from . import executor_checks, problem_checks, strategy_checks  # noqa: F401 - importing them registers their checks
@@ -75,7 +74,7 @@ class BoundCheck:
         return f"<check {self.id}>"
 
 
-def as_subject(target: Any, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Subject:
+def as_subject(target: object, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Subject:
     """``target`` as a Subject, with ``expected_failures`` (a dict, or a callable of the subject) added."""
     subject = target if isinstance(target, Subject) else Subject(target, kind=kind)
     if expected_failures is not None:
@@ -93,7 +92,7 @@ def _is_any_check(name: str) -> bool:
     return any(name in {c.name for c in checks_of(kind)} for kind in KINDS)
 
 
-def checks_for(target: Any, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Iterator[BoundCheck]:
+def checks_for(target: object, expected_failures: ExpectedFailures = None, kind: str | None = None) -> Iterator[BoundCheck]:
     """Every check of the target's kind, bound to it."""
     subject = as_subject(target, expected_failures, kind)
     for check in checks_of(subject.kind):
@@ -140,7 +139,7 @@ class Report:
                 return result
         raise KeyError(name)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"subject": self.subject, "ok": self.ok, "results": [r.__dict__ for r in self.results]}
 
     def __str__(self) -> str:
@@ -160,7 +159,7 @@ class Report:
         return json.dumps(self.as_dict(), indent=2)
 
 
-def run_checks(target: Any, *, expected_failures: ExpectedFailures = None, kind: str | None = None,
+def run_checks(target: object, *, expected_failures: ExpectedFailures = None, kind: str | None = None,
                raise_on_failure: bool = True, only: list[str] | None = None) -> Report:
     """Run every check (or the ``only`` ones) of ``target``; raise ConformanceError if one fails.
 

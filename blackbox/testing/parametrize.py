@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UnknownNameError, did_you_mean
 from .kit import Subject, as_subject, checks_for
+
+if TYPE_CHECKING:
+    from pytest import MarkDecorator
 
 __all__ = ["parametrize_with_checks"]
 
@@ -17,11 +20,11 @@ ExpectedFailures = (Mapping[str, Mapping[str, str]] | Mapping[str, str]
 
 
 def parametrize_with_checks(
-    targets: Any | Iterable[Any],
+    targets: object | Iterable[object],
     *,
     expected_failures: ExpectedFailures = None,
     strict: bool = True,
-) -> Any:
+) -> MarkDecorator:
     """A ``pytest.mark.parametrize`` over every check of every target, passed as ``check``.
 
     ``targets`` is one target or a list of them: registered names or specs, classes, factories

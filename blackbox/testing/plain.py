@@ -9,7 +9,7 @@ a state that only survives in memory, or needs pickle, fails the check.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..store.tree import leaf_fault, through_files
 __all__ = ["plain_data_faults", "through_files"]
 
 
-def plain_data_faults(value: Any, path: str = "state") -> list[str]:
+def plain_data_faults(value: object, path: str = "state") -> list[str]:
     """Where ``value`` holds something other than arrays and JSON-able data ([] when clean).
 
     Stricter than a checkpoint, which also keeps numpy scalars: apart from ``np.float64`` (a Python
@@ -27,12 +27,12 @@ def plain_data_faults(value: Any, path: str = "state") -> list[str]:
     """
     faults: list[str] = []
 
-    def key(name: Any, where: str) -> Any:
+    def key(name: object, where: str) -> Hashable:
         if not isinstance(name, str):
             faults.append(f"{where} has key {name!r} of type {type(name).__name__}; JSON keys are strings")
         return name
 
-    def leaf(item: Any, where: str) -> None:
+    def leaf(item: object, where: str) -> None:
         if isinstance(item, np.generic) and not isinstance(item, float):
             faults.append(f"{where} is {type(item).__module__}.{type(item).__name__}; "
                           f"use a Python number or a 0-d array")

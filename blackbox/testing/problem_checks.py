@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import pickle
-from typing import Any
 
 import numpy as np
 
-from ..core.problem import EvalResult
+from ..core.problem import EvalResult, Problem
 from .plain import plain_data_faults, through_files
 from .subject import Subject, describe_difference, fail, register_check, same, same_result
 
@@ -22,7 +21,7 @@ __all__: list[str] = []
 check = register_check("problem")
 
 
-def sample(problem: Any, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sample(problem: Problem, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``m`` rows near the problem's initial point and ``m`` evaluation seeds."""
     rng = np.random.default_rng(seed)
     center = np.asarray(problem.initial_params(np.random.default_rng(seed)), dtype=np.float64)
@@ -31,7 +30,7 @@ def sample(problem: Any, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     return params, seeds
 
 
-def evaluate(problem: Any, params: np.ndarray, seeds: np.ndarray, what: str = "evaluate()") -> EvalResult:
+def evaluate(problem: Problem, params: np.ndarray, seeds: np.ndarray, what: str = "evaluate()") -> EvalResult:
     result = problem.evaluate(params, seeds)
     m = len(params)
     if not isinstance(result, EvalResult):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.population import Population
+from ..core.strategy import Strategy
 from ..errors import StateError, TellError
 from ..problems.functions import BLOG_SOLUTION
 from .plain import plain_data_faults, through_files
@@ -43,17 +44,17 @@ def start_point(dim: int) -> np.ndarray:
     return np.linspace(-1.0, 1.0, dim)
 
 
-def make(subject: Subject, seed: int = 0, x0: Any = None) -> Any:
+def make(subject: Subject, seed: int = 0, x0: np.ndarray | None = None) -> Strategy:
     return subject.make_strategy(seed=seed, x0=start_point(subject.strategy_dim) if x0 is None else x0)
 
 
-def step(strategy: Any, fitness: Callable[[np.ndarray], np.ndarray] = fitness_of) -> Population:
+def step(strategy: Strategy, fitness: Callable[[np.ndarray], np.ndarray] = fitness_of) -> Population:
     population = strategy.ask()
     strategy.tell(fitness(population.params))
     return population
 
 
-def expect_same_run(reference: Any, other: Any, generations: int, what: str,
+def expect_same_run(reference: Any, other: Strategy, generations: int, what: str,
                     recorded: list[np.ndarray] | None = None) -> None:
     """``other`` must ask exactly what ``reference`` asks (or what was ``recorded``), generation after generation."""
     for g in range(generations):
@@ -69,7 +70,7 @@ def expect_same_run(reference: Any, other: Any, generations: int, what: str,
                        f"({describe_difference(reference.center, other.center)})")
 
 
-def record_run(strategy: Any, generations: int) -> list[np.ndarray]:
+def record_run(strategy: Strategy, generations: int) -> list[np.ndarray]:
     out = []
     for _ in range(generations):
         out.append(step(strategy).params.copy())
@@ -265,13 +266,13 @@ def check_state_dict_plain_data(subject: Subject) -> None:
             raise fail(f"state_dict() {when} is not JSON-able apart from its arrays: {exc}") from exc
 
 
-def _arrays_only(value: Any) -> None:
+def _arrays_only(value: object) -> None:
     if isinstance(value, np.ndarray):
         return None
     raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
-def _scramble_arrays(value: Any) -> None:
+def _scramble_arrays(value: object) -> None:
     """Overwrite every array of a loaded state: a strategy must not keep references into it."""
     if isinstance(value, np.ndarray) and value.flags.writeable and value.size:
         if np.issubdtype(value.dtype, np.floating):

@@ -14,9 +14,10 @@ import copy
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ..core.executor import Executor
 from ..core.problem import EvalResult, Problem
@@ -29,6 +30,8 @@ __all__ = [
     "KINDS", "CheckFailed", "fail", "Subject", "Check", "register_check", "checks_of",
     "validate_expected_failures", "same", "describe_difference", "same_result",
 ]
+
+_T = TypeVar("_T")
 
 KINDS = ("strategy", "problem", "executor")
 _BASES = {"strategy": Strategy, "problem": Problem, "executor": Executor}
@@ -93,7 +96,7 @@ class Subject:
         return self.dim
 
     # -- factories --------------------------------------------------------------------------------
-    def make_strategy(self, seed: int = 0, x0: Any = None, dim: int | None = None) -> Any:
+    def make_strategy(self, seed: int = 0, x0: npt.ArrayLike | None = None, dim: int | None = None) -> Strategy:
         """A fresh strategy of ``dim`` (default: the subject's) with ``seed`` and ``x0``."""
         self._require("strategy")
         dim = self.dim if dim is None else dim
@@ -102,17 +105,17 @@ class Subject:
             return make_strategy(self.target, **config)
         return self.target(**config)
 
-    def make_problem(self) -> Any:
+    def make_problem(self) -> Problem:
         """A fresh problem."""
         self._require("problem")
         return self._make_other(make_problem)
 
-    def make_executor(self) -> Any:
+    def make_executor(self) -> Executor:
         """A fresh, not yet started executor."""
         self._require("executor")
         return self._make_other(make_executor)
 
-    def _make_other(self, by_name: Callable[..., Any]) -> Any:
+    def _make_other(self, by_name: Callable[..., _T]) -> _T:
         if isinstance(self.target, str):
             return by_name(self.target, **self.options)
         if isinstance(self.target, (Problem, Executor)) or not callable(self.target):
@@ -124,7 +127,7 @@ class Subject:
             raise ConfigError(f"{self.id} is a {self.kind}, not a {kind}")
 
 
-def _infer_kind(target: Any, kind: str | None) -> str:
+def _infer_kind(target: object, kind: str | None) -> str:
     if kind is not None:
         if kind not in KINDS:
             raise ConfigError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}.{did_you_mean(kind, KINDS)}")
@@ -153,7 +156,7 @@ def _infer_kind(target: Any, kind: str | None) -> str:
     )
 
 
-def _default_id(target: Any, options: dict[str, Any], kind: str) -> str:
+def _default_id(target: object, options: dict[str, object], kind: str) -> str:
     if isinstance(target, str):
         spec = parse_spec(target)
         return format_spec(spec.name, *spec.args, **{**spec.kwargs, **options})
@@ -226,7 +229,7 @@ def describe_difference(a: np.ndarray, b: np.ndarray) -> str:
     return f"{len(differ)} of {a.size} values differ, first at {tuple(int(k) for k in i)}: {a[i]!r} vs {b[i]!r}"
 
 
-def same(a: Any, b: Any) -> bool:
+def same(a: npt.ArrayLike, b: npt.ArrayLike) -> bool:
     """Whether ``a`` and ``b`` are arrays of one shape with equal values, NaN where the other has NaN."""
     a, b = np.asarray(a), np.asarray(b)
     return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ..._validate import check_float, check_int
 from ...errors import ConfigError
@@ -70,7 +69,7 @@ class Curve:
         return max(self.accuracies) if self.accuracies else math.nan
 
     @property
-    def final(self) -> dict[str, Any]:
+    def final(self) -> dict[str, float]:
         """The last measurement (the run's end)."""
         return {"iteration": self.iterations[-1], "time": self.times[-1], "passes": self.passes[-1],
                 "accuracy": self.accuracies[-1], "loss": self.losses[-1]}
@@ -79,7 +78,7 @@ class Curve:
         """Index of the first measurement with accuracy >= ``level`` (None if never)."""
         return next((i for i, a in enumerate(self.accuracies) if a >= level), None)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -95,9 +94,9 @@ class Comparison:
     bp_passes: int | None
     time_ratio: float | None
     pass_ratio: float | None
-    milestones: list[dict[str, Any]]
+    milestones: list[dict[str, float | int | None]]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -10,7 +10,7 @@ each member saw) gives the forward passes: members x examples.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -24,7 +24,7 @@ __all__ = ["ES_DEFAULTS", "AccuracyTracker", "train_es", "es_options"]
 
 #: Settings tuned for supervised learning of a few thousand weights (the paper's RL defaults,
 #: sigma 0.02 and lr 0.01, also work, more slowly); any of them can be overridden.
-ES_DEFAULTS: dict[str, dict[str, Any]] = {
+ES_DEFAULTS: dict[str, dict[str, object]] = {
     "openai-es": {"popsize": 50, "sigma": 0.05, "lr": 0.02, "weight_decay": 0.0},
 }
 
@@ -64,7 +64,7 @@ class AccuracyTracker(Callback):
         self.curve.stop_reason = self.reason or result.stop_reason
 
 
-def es_options(strategy: str, settings: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+def es_options(strategy: str, settings: Mapping[str, object] | None = None) -> tuple[str, dict[str, object]]:
     """The strategy's name and options: this job's tuned defaults, then the spec's, then ``settings``."""
     parsed = parse_spec(strategy)
     return parsed.name, {**ES_DEFAULTS.get(parsed.name, {}), **parsed.kwargs, **(settings or {})}
@@ -74,7 +74,7 @@ def train_es(
     problem,
     x0: np.ndarray,
     strategy: str = "openai-es",
-    settings: dict[str, Any] | None = None,
+    settings: Mapping[str, object] | None = None,
     *,
     executor="serial",
     max_time: float | None = None,
@@ -82,7 +82,7 @@ def train_es(
     target: float | None = None,
     seed: int = 0,
     schedule: EvalSchedule | None = None,
-) -> tuple[Curve, Result, dict[str, Any]]:
+) -> tuple[Curve, Result, dict[str, object]]:
     """Run the strategy on ``problem`` from ``x0``; returns the curve, the driver's Result and the
     strategy's resolved configuration."""
     schedule = schedule or EvalSchedule()

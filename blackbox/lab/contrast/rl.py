@@ -21,11 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from .sb3 import RLCurve, train_sb3
 from .zoo import ZooEntry, require_sb3, zoo_entry
+
+if TYPE_CHECKING:
+    from ...config.run import ResolvedRun, RunConfig
 
 __all__ = ["PAPER_DATA", "PAPER_QUOTE", "RLContrastReport", "ars_settings", "run_rl_contrast", "check_task"]
 
@@ -64,7 +67,7 @@ class RLContrastReport:
             return None
         return self.rl.time_to_goal / self.es.time_to_goal
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"task": self.task, "goal": self.goal, "goal_episodes": self.goal_episodes,
                 "baseline": self.baseline, "es": self.es.as_dict(), "rl": self.rl.as_dict(),
                 "es_command": self.es_command, "data_ratio": self.data_ratio, "time_ratio": self.time_ratio,
@@ -116,11 +119,11 @@ def ars_settings(entry: ZooEntry) -> tuple[list[str], list[str]]:
 
 #: Turns ``blackbox run`` flags into the run config they say (the command line's own reader,
 #: :func:`blackbox.cli.run.run_config_from_flags`, handed down by the caller).
-FlagReader = Callable[[Sequence[str]], Any]
+FlagReader = Callable[[Sequence[str]], "RunConfig"]
 
 
 def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
-              read_flags: FlagReader, log: Any = None, every: float = 10.0) -> tuple[RLCurve, dict[str, Any]]:
+              read_flags: FlagReader, log: Callable[[str], object] | None = None, every: float = 10.0) -> tuple[RLCurve, dict[str, Any]]:
     """Run ``blackbox run --problem gym:TASK FLAGS --seed SEED`` into ``out``; its curve and resolved config."""
     from ...config.run import resolve_run_config
     from ...driver.loop import Callback
@@ -152,10 +155,10 @@ def _es_curve(task: str, flags: list[str], seed: int, out: Path, suffix: str,
     if log is not None:
         log(f"{method}: training ({curve.config['command']})")
     summary = start_run(run, out, overwrite=True, callbacks=[Trace()])
-    check = summary.get("goal_check") or {}
+    check = summary.get("goal_check")
     curve.total_steps, curve.total_time = int(summary["steps"]), float(summary["wall_time"])
     curve.stop_reason = str(summary["stop_reason"])
-    if check.get("solved"):
+    if check and check["solved"]:
         curve.steps_to_goal, curve.time_to_goal = curve.total_steps, curve.total_time
     return curve, resolved
 
@@ -166,7 +169,7 @@ CLOCK_RULE = ("wall times are training only: each side's clock holds its trainin
               "never the goal confirmation episodes")
 
 
-def preset_step_budget(run: Any) -> int | None:
+def preset_step_budget(run: ResolvedRun) -> int | None:
     """The step budget a resolved ES run stands for: its max_steps, else generations x rows x the horizon.
 
     ``None`` where it has neither (a time budget only).
@@ -189,7 +192,7 @@ def preset_step_budget(run: Any) -> int | None:
 def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
                     goal: float | None = None, goal_episodes: int | None = None, max_steps: int | None = None,
                     max_time: float | None = None, es_flags: list[str] | None = None,
-                    threads: int | None = None, out: str | Path | None = None, log: Any = None) -> RLContrastReport:
+                    threads: int | None = None, out: str | Path | None = None, log: Callable[[str], object] | None = None) -> RLContrastReport:
     """Train ES and the RL baseline on ``task`` to the same goal or budget; the report.
 
     ``workers`` > 1 runs ES on the loky executor with that many processes; ``threads`` sets torch's

@@ -8,8 +8,8 @@ any clock starts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -33,17 +33,17 @@ _SUPERVISED = ("network", "tensors", "split_score", "prepare", "initial_params",
 class ContrastReport:
     """Everything the command prints, plots and writes as JSON."""
 
-    problem: dict[str, Any]
+    problem: dict[str, object]
     data_statement: str
     data_label: str
     es: Curve
     backprop: Curve
-    es_config: dict[str, Any]
-    backprop_config: dict[str, Any]
+    es_config: dict[str, object]
+    backprop_config: dict[str, object]
     comparison: Comparison
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "problem": self.problem, "data": self.data_statement, "settings": self.settings,
             "es": {"config": self.es_config, "curve": self.es.as_dict(), "final": self.es.final},
@@ -80,7 +80,7 @@ def run_contrast(
     problem,
     *,
     strategy: str = "openai-es",
-    settings: dict[str, Any] | None = None,
+    settings: Mapping[str, object] | None = None,
     executor="serial",
     backprop: BackpropConfig | None = None,
     max_time: float = 60.0,

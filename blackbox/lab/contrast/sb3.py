@@ -15,6 +15,7 @@ steps count training only.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ class RLCurve:
     def best_return(self) -> float | None:
         return max(self.returns) if self.returns else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "reached": self.reached, "best_return": self.best_return}
 
 
@@ -81,7 +82,7 @@ def _episode(model, env, normalize, seed: int) -> float:
 
 
 def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, check_every: int,
-                   seed: int, started: list[float], max_time: float | None, log: Any = None, every: float = 10.0):
+                   seed: int, started: list[float], max_time: float | None, log: Callable[[str], object] | None = None, every: float = 10.0):
     from stable_baselines3.common.callbacks import BaseCallback
 
     episode_seeds = np.random.SeedSequence(seed, spawn_key=(0x726C,))  # "rl": fresh episodes, never training's
@@ -148,7 +149,7 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
 
 def train_sb3(entry: ZooEntry, *, goal: float | None, goal_episodes: int, max_steps: int | None,
               max_time: float | None, seed: int, threads: int | None, overrides: dict[str, Any] | None = None,
-              log: Any = None) -> RLCurve:
+              log: Callable[[str], object] | None = None) -> RLCurve:
     """Train ``entry.algo`` (ppo or ars) on ``entry.task`` until the goal or a budget; its curve.
 
     The step budget is ``max_steps`` or the zoo's ``n_timesteps``; ``overrides`` replace zoo settings.

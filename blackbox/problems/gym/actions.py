@@ -19,9 +19,9 @@ choices, and to continuous actions after squashing (then clipped to the bounds).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...errors import ConfigError
 
@@ -90,7 +90,7 @@ class MultiBinaryThreshold(ActionAdapter):
 
 
 class BoxSquash(ActionAdapter):
-    def __init__(self, low: np.ndarray, high: np.ndarray, dtype: Any):
+    def __init__(self, low: np.ndarray, high: np.ndarray, dtype: npt.DTypeLike | None):
         self.shape = low.shape
         self.dtype = np.dtype(dtype)
         self.low = low.reshape(-1).astype(np.float32)
@@ -131,7 +131,7 @@ ACTION_BOUNDS = {"tanh": BoxSquash, "clip": BoxClip}
 
 
 class BoxBins(ActionAdapter):
-    def __init__(self, low: np.ndarray, high: np.ndarray, dtype: Any, bins: int):
+    def __init__(self, low: np.ndarray, high: np.ndarray, dtype: npt.DTypeLike | None, bins: int):
         self.shape = low.shape
         self.dtype = np.dtype(dtype)
         self.bins = int(bins)
@@ -152,7 +152,7 @@ class BoxBins(ActionAdapter):
         return f"{self.bins} discrete values per dimension of {self.dims} (argmax)"
 
 
-def make_action_adapter(space: Any, bins: int = 0, where: str = "the environment",
+def make_action_adapter(space: object, bins: int = 0, where: str = "the environment",
                         action_bounds: str = "tanh") -> ActionAdapter:
     """The adapter for a gymnasium action ``space``; ``bins > 0`` discretizes a Box, ``action_bounds``
     (``"tanh"`` or ``"clip"``) says how a continuous output meets the Box's bounds."""

@@ -10,12 +10,16 @@ from __future__ import annotations
 import difflib
 import importlib
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    import gymnasium
 
 __all__ = ["import_gymnasium", "make_gym_env", "flat_size", "pixel_scale", "time_limit", "KNOWN_MUJOCO_WARNINGS"]
 
@@ -27,7 +31,7 @@ KNOWN_MUJOCO_WARNINGS = ("compiler attribute 'settotalmass' is deprecated",)
 _EXTRAS = {"box2d": "box2d", "mujoco": "mujoco", "atari": "atari", "ale_py": "atari"}
 
 
-def import_gymnasium() -> Any:
+def import_gymnasium() -> ModuleType:
     """The gymnasium module, or a ConfigError that says how to install it."""
     try:
         import gymnasium
@@ -64,8 +68,8 @@ def check_registered(env: object) -> None:
         raise unknown_environment(env)
 
 
-def make_gym_env(env: str | Callable[..., Any], max_episode_steps: int | None = None,
-                 env_kwargs: dict[str, Any] | None = None, render_mode: str | None = None,
+def make_gym_env(env: str | Callable[..., object], max_episode_steps: int | None = None,
+                 env_kwargs: Mapping[str, object] | None = None, render_mode: str | None = None,
                  checked: bool = True) -> Any:
     """Make one environment from an id or a factory, with errors that say how to fix them.
 
@@ -130,8 +134,8 @@ class _quiet_mujoco:
     environment is made) where none was: MuJoCo's own default, a print, cannot be called back. The
     handler is MuJoCo's one process-wide callback, so it is put back as it was."""
 
-    def __init__(self, env: Any):
-        self.mujoco: Any = None
+    def __init__(self, env: object):
+        self.mujoco: ModuleType | None = None
         if isinstance(env, str):
             import gymnasium
 
@@ -141,7 +145,7 @@ class _quiet_mujoco:
                     self.mujoco = importlib.import_module("mujoco")
                 except ImportError:  # gymnasium says what to install when it makes the environment
                     pass
-        self.previous: Any = None
+        self.previous: Callable[[str], None] | None = None
         self.pending: list[str] = []
 
     def __enter__(self) -> None:
@@ -157,7 +161,7 @@ class _quiet_mujoco:
         else:
             self.pending.append(message)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.mujoco is not None:
             self.mujoco.set_mju_user_warning(self.previous)
         for message in self.pending:
@@ -181,7 +185,7 @@ def _without_order_enforcing(env: Any) -> Any:
     return env
 
 
-def time_limit(env: Any, atari: bool) -> int | None:
+def time_limit(env: gymnasium.Env, atari: bool) -> int | None:
     """The time limit the task's registration gives (ALE's frame limit for Atari), or None."""
     spec = env.spec
     limit = spec.max_episode_steps if spec is not None else None
@@ -190,14 +194,14 @@ def time_limit(env: Any, atari: bool) -> int | None:
     return limit
 
 
-def pixel_scale(space: Any) -> float:
+def pixel_scale(space: object) -> float:
     """1/255 for uint8 image observations (what the convnets multiply their inputs by), else 1."""
     dtype = getattr(space, "dtype", None)
     shape = getattr(space, "shape", None) or ()
     return 1.0 / 255.0 if dtype == np.uint8 and len(shape) >= 2 else 1.0
 
 
-def flat_size(space: Any, where: str) -> int:
+def flat_size(space: gymnasium.spaces.Space, where: str) -> int:
     """How many values one observation of ``space`` flattens into."""
     from gymnasium import spaces
 

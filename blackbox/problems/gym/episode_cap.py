@@ -62,11 +62,11 @@ class RunningCap:
         elif float(np.sum(capped, dtype=np.int64)) / count >= self.threshold:
             self.cap = int(min(self.limit, max(self.cap + 1, int(self.ratio * self.cap))))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         options = {k: getattr(self, k) for k in CAP_OPTIONS[self.rule]}
         return {"rule": self.rule, **options, "cap": self.cap}
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {"episode_cap": self.cap}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

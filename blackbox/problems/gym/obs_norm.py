@@ -156,7 +156,7 @@ class RunningStats:
     def normalizer(self, clip: float) -> Normalizer:
         return Normalizer(self.mean.copy(), self.std, clip)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {"obs_count": self.count, "obs_mean": self.mean.copy(), "obs_m2": self.m2.copy()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

@@ -29,12 +29,16 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 from ..._validate import check_choice, check_int, require_modules
 from ...errors import ConfigError, StateError
+
+if TYPE_CHECKING:
+    import torch
+
 
 __all__ = ["MLPPolicy", "TorchPolicy", "make_policy", "ACTIVATIONS", "POLICIES", "VBN_EPS"]
 
@@ -242,8 +246,8 @@ class TorchPolicy:
 
     kind = "torch"
 
-    def __init__(self, module: Any, in_size: int, out_size: int, *, device: str | None = None,
-                 init: Callable[[Any, np.random.Generator], np.ndarray] | None = None, label: str | None = None,
+    def __init__(self, module: torch.nn.Module, in_size: int, out_size: int, *, device: str | None = None,
+                 init: Callable[[torch.nn.Module, np.random.Generator], np.ndarray] | None = None, label: str | None = None,
                  threads: int | None = 1):
         from ..devices import resolve_device
         from ..torch_params import FlatParams
@@ -331,7 +335,7 @@ class TorchBatch:
 
             self.runner = VBNRunner(self.flat)
         self.reference: Any = None  # the reference batch as a tensor on the device
-        self.stats: list[Any] | None = None  # per VBN layer: mean, var as (capacity, C) tensors
+        self.stats: list[torch.Tensor] | None = None  # per VBN layer: mean, var as (capacity, C) tensors
         self.pending: set[int] = set()
 
     def set_reference(self, inputs: np.ndarray) -> None:
@@ -381,7 +385,7 @@ class TorchBatch:
         self.pending.clear()
 
 
-def _import_policy(path: str) -> Any:
+def _import_policy(path: str) -> object:
     from ...registry.imports import import_object
 
     try:
@@ -390,11 +394,11 @@ def _import_policy(path: str) -> Any:
         raise ConfigError(f"policy {path!r} could not be imported: {type(exc).__name__}: {exc}") from exc
 
 
-def _mlp_init(mlp: MLPPolicy, module: Any, rng: np.random.Generator) -> np.ndarray:
+def _mlp_init(mlp: MLPPolicy, module: torch.nn.Module, rng: np.random.Generator) -> np.ndarray:
     return mlp.initial_params(rng)
 
 
-def make_policy(policy: Any, in_size: int, out_size: int, hidden: Sequence[int] = (64, 64),
+def make_policy(policy: object, in_size: int, out_size: int, hidden: Sequence[int] = (64, 64),
                 activation: str = "tanh", *, obs_shape: Sequence[int] | None = None, obs_scale: float = 1.0,
                 vbn: bool = False, device: str | None = None, threads: int | None = 1):
     """Build a policy from ``"mlp"``, ``"linear"``, ``"cnn"``, ``"nature-cnn"``, a ``torch.nn.Module``,
@@ -451,6 +455,6 @@ def _checked_vbn(policy: TorchPolicy, vbn: bool) -> TorchPolicy:
     return policy
 
 
-def _is_torch_module(obj: Any) -> bool:
+def _is_torch_module(obj: object) -> TypeGuard[torch.nn.Module]:
     torch = __import__("sys").modules.get("torch")
     return torch is not None and isinstance(obj, torch.nn.Module)

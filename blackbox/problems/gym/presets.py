@@ -62,11 +62,19 @@ from __future__ import annotations
 import copy
 import functools
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 __all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy",
            "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
+
+
+if TYPE_CHECKING:
+    from gymnasium.envs.registration import EnvSpec
+
+#: Options by name, as a spec or a TOML table gives them (numbers, strings, booleans, lists of those).
+Options = dict[str, object]
 
 
 @dataclass(frozen=True)
@@ -76,11 +84,11 @@ class Preset:
     go with one strategy only (a linear policy for ARS); ``source`` says where the settings come from."""
 
     strategy: str = "openai-es"
-    strategies: dict[str, dict[str, Any]] = field(default_factory=dict)
-    problem: dict[str, Any] = field(default_factory=dict)
-    problem_for: dict[str, dict[str, Any]] = field(default_factory=dict)
-    run: dict[str, Any] = field(default_factory=dict)
-    run_for: dict[str, dict[str, Any]] = field(default_factory=dict)
+    strategies: dict[str, Options] = field(default_factory=dict)
+    problem: Options = field(default_factory=dict)
+    problem_for: dict[str, Options] = field(default_factory=dict)
+    run: Options = field(default_factory=dict)
+    run_for: dict[str, Options] = field(default_factory=dict)
     source: str = ""
 
 
@@ -91,16 +99,16 @@ ARS_GOALS: dict[str, float] = {"Swimmer-v5": 325.0, "Hopper-v5": 3120.0, "Walker
 ARS_SOURCE = "Mania et al. 2018 (ARS), Table 1"
 
 
-_PAPER = {"sigma": 0.02, "lr": 0.01, "weight_decay": 0.005}
-_MUJOCO_PROBLEM = {"obs_norm": True, "obs_norm_prob": 1.0}
-_ARS_LINEAR = {"policy": "linear"}
-_ZOO_ARS_MLP = {"hidden": [16], "activation": "relu", "obs_norm": True, "obs_norm_prob": 1.0}
+_PAPER: Options = {"sigma": 0.02, "lr": 0.01, "weight_decay": 0.005}
+_MUJOCO_PROBLEM: Options = {"obs_norm": True, "obs_norm_prob": 1.0}
+_ARS_LINEAR: Options = {"policy": "linear"}
+_ZOO_ARS_MLP: Options = {"hidden": [16], "activation": "relu", "obs_norm": True, "obs_norm_prob": 1.0}
 
 
 _UNCONFIRMED = "; not yet confirmed on fresh seeds here"
 
 
-def _ars_mujoco(ars: dict[str, Any], problem: dict[str, Any], steps: int, source: str,
+def _ars_mujoco(ars: Options, problem: Options, steps: int, source: str,
                 max_time: float = 1800.0, goal_episodes: int = 10) -> Preset:
     """ARS V2-t on a MuJoCo task; OpenAI-ES with the paper's settings when asked for."""
     return Preset(strategy="ars", strategies={"ars": ars, "openai-es": {**_PAPER, "popsize": 64}},
@@ -210,7 +218,7 @@ def tuned_version(env: str) -> str | None:
     return tuned[-1] if tuned else None
 
 
-def _registry_spec(env: str) -> Any:
+def _registry_spec(env: str) -> EnvSpec | None:
     """``env``'s registered spec, looked up without importing anything (None where there is none).
 
     An id naming a module (``my_package:MyEnv-v0``) is never looked up: ``gymnasium.spec`` and
@@ -282,7 +290,7 @@ def recommended_strategy(env: str) -> str | None:
     return None if preset is None else preset.strategy
 
 
-def recommended(env: str, strategy: str) -> dict[str, dict[str, Any]]:
+def recommended(env: str, strategy: str) -> dict[str, Options]:
     """The preset of ``env`` for ``strategy``: ``{"problem": {...}, "strategy": {...}, "run": {...}}``.
 
     Unknown tasks get empty sections; a strategy without tuned options gets the task's problem
@@ -301,7 +309,7 @@ def recommended(env: str, strategy: str) -> dict[str, dict[str, Any]]:
     })
 
 
-def missing_preset_note(env: Any, strategy: str, options: dict[str, Any]) -> str | None:
+def missing_preset_note(env: object, strategy: str, options: Mapping[str, object]) -> str | None:
     """One short line a run prints when ``env`` has no preset of its own: what it uses instead.
 
     None for tuned tasks and for ids Gymnasium does not know (making the task then says why).

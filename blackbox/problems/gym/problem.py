@@ -48,7 +48,7 @@ import copy
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -82,6 +82,9 @@ from .slots import flatten_observation
 from .summary import describe
 from .task_policy import task_policy
 
+if TYPE_CHECKING:
+    import gymnasium
+
 __all__ = ["GymProblem", "make_gym_env", "Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames",
            "VBN"]
 
@@ -104,7 +107,7 @@ class GymProblem(Problem):
     #: (:func:`~blackbox.core.params.options_signature`).
     __signature__: ClassVar[inspect.Signature | None]
 
-    def __init__(self, env: str | Callable[..., Any] = "CartPole-v1", **options: Any):
+    def __init__(self, env: str | Callable[..., object] = "CartPole-v1", **options: object):
         self.config = config = gym_config({"env": env, **options})
         self.env = config.environment.id
         #: Every row of a generation gets one seed (common random numbers), read by the driver.
@@ -154,8 +157,8 @@ class GymProblem(Problem):
         self.group_size: int | None = None
 
     @classmethod
-    def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
-                    **options: Any) -> dict[str, dict[str, Any]]:
+    def recommended(cls, env: object = "CartPole-v1", *args: object, strategy: str = "openai-es",
+                    **options: object) -> dict[str, dict[str, Any]]:
         """The preset ``blackbox run`` applies for this task (see :mod:`.presets`)."""
         from .environment import check_registered
         from .presets import recommended
@@ -164,7 +167,7 @@ class GymProblem(Problem):
         return recommended(env, strategy) if isinstance(env, str) else recommended("", strategy)
 
     @classmethod
-    def recommended_strategy(cls, env: Any = "CartPole-v1", *args: Any, **options: Any) -> str | None:
+    def recommended_strategy(cls, env: object = "CartPole-v1", *args: object, **options: object) -> str | None:
         """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
         from .presets import recommended_strategy
 
@@ -321,7 +324,7 @@ class GymProblem(Problem):
             )
         return params
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_runtime"] = None
         return state
@@ -336,7 +339,7 @@ class GymProblem(Problem):
 GymProblem.__signature__ = options_signature(GymProblem)
 
 
-def _check_once(probe: Any) -> None:
+def _check_once(probe: gymnasium.Env) -> None:
     """One reset and one step of the problem's probe environment, so that gymnasium's checker
     (``PassiveEnvChecker``, made around string ids) sees both once; the rollout engine's
     environments are then made without it. The action comes from a copy of the action space,

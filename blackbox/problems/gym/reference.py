@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...errors import StateError
 
+if TYPE_CHECKING:
+    import gymnasium
+
 __all__ = ["collect_reference_batch", "digest", "reference_batch", "check_reference"]
 
 
-def collect_reference_batch(env: Any, flatten: Callable[[Any], np.ndarray], size: int, seed: int) -> np.ndarray:
+def collect_reference_batch(env: gymnasium.Env, flatten: Callable[[object], np.ndarray], size: int, seed: int) -> np.ndarray:
     """``size`` flat observations ``(size, obs_size)`` of ``env`` under random actions seeded by ``seed``."""
     env.action_space.seed(int(seed))
     env.reset(seed=int(seed))
@@ -39,7 +42,7 @@ def digest(batch: np.ndarray) -> str:
     return h.hexdigest()[:16]
 
 
-def reference_batch(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], size: int,
+def reference_batch(make_env: Callable[[], gymnasium.Env], flatten: Callable[[object], np.ndarray], size: int,
                     seed: int) -> tuple[np.ndarray, str]:
     """The batch collected in a fresh environment of ``make_env`` (closed after), and its fingerprint."""
     env = make_env()

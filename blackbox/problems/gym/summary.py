@@ -3,7 +3,7 @@ options that change the objective, as plain JSON-able data for run records and r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .problem import GymProblem
@@ -11,10 +11,10 @@ if TYPE_CHECKING:
 __all__ = ["describe"]
 
 
-def describe(problem: GymProblem) -> dict[str, Any]:
+def describe(problem: GymProblem) -> dict[str, object]:
     """The summary of ``problem``: always its task, sizes, policy and engine; an option only when set."""
     config = problem.config
-    summary = {"name": problem.name, "env": problem.env_id, "dim": problem.dim, "policy": problem.policy.describe(),
+    summary: dict[str, object] = {"name": problem.name, "env": problem.env_id, "dim": problem.dim, "policy": problem.policy.describe(),
                "actions": problem.adapter.describe(), "episodes": config.episodes.count,
                "max_episode_steps": problem.max_episode_steps, "obs_norm": config.obs_norm is not None,
                "batched": config.episodes.batched, "vectorized": problem.vectorized}

@@ -17,7 +17,7 @@ frame skip of k leaves the horizon as it was and gives the policy k times fewer 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import gymnasium
 import numpy as np
@@ -47,7 +47,7 @@ def register_namespace(env_id: str) -> None:
         import blackbox.problems.gym.envs  # noqa: F401 - registers on import
 
 
-def is_atari_id(env: Any) -> bool:
+def is_atari_id(env: object) -> bool:
     """True for a registered id whose environment comes from ale_py."""
     if not isinstance(env, str):
         return False
@@ -56,7 +56,7 @@ def is_atari_id(env: Any) -> bool:
     return "ale_py" in str(entry)
 
 
-def resolve_frames(env: Any, frames: Frames, env_kwargs: dict[str, Any]) -> tuple[bool, int, int, dict[str, Any]]:
+def resolve_frames(env: object, frames: Frames, env_kwargs: Mapping[str, object]) -> tuple[bool, int, int, dict[str, object]]:
     """``(atari, frame_skip, frame_stack, env_kwargs)`` for ``env`` under the ``frames`` options:
     Atari preprocessing on for ALE ids unless turned off, the paper's 4 and 4 for Atari, else 1
     and 1, and the emulator's own frame skip turned off under the preprocessing (which repeats
@@ -82,7 +82,7 @@ def resolve_frames(env: Any, frames: Frames, env_kwargs: dict[str, Any]) -> tupl
 class RepeatAction(gymnasium.Wrapper):
     """Repeats every action ``repeat`` steps (or until the episode ends), summing the rewards."""
 
-    def __init__(self, env: Any, repeat: int):
+    def __init__(self, env: gymnasium.Env, repeat: int):
         super().__init__(env)
         self.repeat = int(repeat)
 
@@ -96,7 +96,7 @@ class RepeatAction(gymnasium.Wrapper):
         return observation, total, terminated, truncated, info
 
 
-def wrap_env(env: Any, atari: bool, frame_skip: int, frame_stack: int) -> Any:
+def wrap_env(env: gymnasium.Env, atari: bool, frame_skip: int, frame_stack: int) -> gymnasium.Env:
     """``env`` with Atari preprocessing (or a plain frame skip) and frame stacking."""
     if atari:
         try:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 from abc import abstractmethod
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -24,7 +25,12 @@ from ...errors import ConfigError, StateError
 from .device_noise import DeviceNoise, compact_arrays, expand
 from .runtime import import_jax
 
-__all__ = ["BatchedJaxProblem", "make_generation", "row_keys", "fold_moments"]
+if TYPE_CHECKING:
+    import jax
+
+    from .policies import JaxPolicy
+
+__all__ = ["BatchedJaxProblem", "Generation", "make_generation", "row_keys", "fold_moments"]
 
 _VARIANCE_FLOOR = 1e-2  # as the gym problem's (std >= 0.1)
 
@@ -54,6 +60,15 @@ def fold_moments(count: float, mean: np.ndarray, m2: np.ndarray, counts: np.ndar
     return total, mean + delta * (n / total), m2 + batch_m2 + np.square(delta) * (count * n / total)
 
 
+class Generation(TypedDict):
+    """A compiled generation (:func:`make_generation`): ``dense(rows, keys, mean, std)`` and ``compact(table,
+    arrays, keys, mean, std)`` each return ``(returns, lengths, counts, means, m2s)``; ``jax`` the module."""
+
+    jax: ModuleType
+    dense: Callable[..., tuple[jax.Array, ...]]
+    compact: Callable[..., tuple[jax.Array, ...]]
+
+
 class BatchedJaxProblem(Problem):
     """The shared protocol of the JAX-native problems (see the module docstring).
 
@@ -68,16 +83,16 @@ class BatchedJaxProblem(Problem):
     episodes: int
     obs_norm: bool
     obs_size: int
-    policy: Any
+    policy: JaxPolicy
     dim: int
     device_name: str | None
-    device: Any
+    device: jax.Device
 
     def _init_statistics(self) -> None:
         self.count, self.mean, self.m2 = 0.0, np.zeros(self.obs_size), np.zeros(self.obs_size)
         #: NaN episode returns seen by ``observe`` (the driver's count over the run).
         self.nan_returns = 0
-        self._runtime: dict[int, dict[str, Any]] | None = None
+        self._runtime: dict[int, Generation] | None = None
 
     @staticmethod
     def _check_env(kind: str, env: str, known: list[str]) -> None:
@@ -87,7 +102,7 @@ class BatchedJaxProblem(Problem):
             hint = f"close names: {', '.join(close)}" if close else f"known: {', '.join(known)}"
             raise ConfigError(f"unknown {kind} environment {env!r}; {hint}")
 
-    def _set_common(self, jax: Any, env: str, episodes: int, shared_seed: bool, obs_norm: bool, obs_clip: float,
+    def _set_common(self, jax: ModuleType, env: str, episodes: int, shared_seed: bool, obs_norm: bool, obs_clip: float,
                     device: str | None) -> None:
         """The options every JAX-native problem takes, checked."""
         self.env_id = self.env = env
@@ -100,7 +115,7 @@ class BatchedJaxProblem(Problem):
         self.device = self._device(jax, device)
 
     @staticmethod
-    def _device(jax: Any, device: str | None) -> Any:
+    def _device(jax: ModuleType, device: str | None) -> jax.Device:
         if device is None:
             return jax.devices()[0]
         try:
@@ -146,7 +161,7 @@ class BatchedJaxProblem(Problem):
             self.count, self.mean, self.m2 = fold_moments(self.count, self.mean, self.m2, result.info["obs_count"],
                                                           result.info["obs_mean"], result.info["obs_m2"])
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         if not self.obs_norm:
             return {}
         return {"obs_count": self.count, "obs_mean": self.mean.copy(), "obs_m2": self.m2.copy()}
@@ -187,7 +202,7 @@ class BatchedJaxProblem(Problem):
         return tuple(jax.device_put([row_keys(seeds), self.mean.astype(np.float32),
                                      std.astype(np.float32)], self.device))
 
-    def _result(self, outputs: Any) -> EvalResult:
+    def _result(self, outputs: object) -> EvalResult:
         """One read-back of the generation's small arrays, as an EvalResult."""
         import jax
 
@@ -200,7 +215,7 @@ class BatchedJaxProblem(Problem):
                         obs_m2=np.asarray(m2s, dtype=np.float64))
         return EvalResult(returns.mean(axis=1), np.asarray(lengths, dtype=np.int64).sum(axis=1), info)
 
-    def _compiled(self, episodes: int) -> dict[str, Any]:
+    def _compiled(self, episodes: int) -> Generation:
         """This process's compiled generation for ``episodes`` per row (made on first use; JAX keeps one
         program per shape of the inputs)."""
         if self._runtime is None:
@@ -210,24 +225,24 @@ class BatchedJaxProblem(Problem):
         return self._runtime[episodes]
 
     @abstractmethod
-    def _build(self, episodes: int) -> dict[str, Any]:
+    def _build(self, episodes: int) -> Generation:
         """``{"jax": jax, "dense": jitted(rows, keys, mean, std), "compact": jitted(table, arrays, keys, mean,
         std)}``, each returning ``(returns, lengths, counts, means, m2s)`` per row and episode."""
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_runtime"] = None
         state["device"] = None  # a JAX device is found again where the problem is unpickled
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: Mapping[str, object]) -> None:
         self.__dict__.update(state)
         self.device = self._device(import_jax(self.name), self.device_name)
 
 
 def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset: Callable[[Any], Any],
                     step: Callable[[Any, Any, Any], Any], actions: Callable[[Any], Any], *,
-                    loop: str = "while") -> dict[str, Any]:
+                    loop: str = "while") -> Generation:
     """The jitted generation of ``problem``: dense rows or a compact population -> returns, lengths, moments.
 
     ``reset(key) -> (obs, state)`` starts one episode; ``step(key, state, action) -> (obs, state,

@@ -25,13 +25,14 @@ Actions are ``tanh`` squashed into Brax's ``[-1, 1]``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..._validate import check_int
 from ...errors import ConfigError
-from .batched import BatchedJaxProblem, make_generation
+from .batched import BatchedJaxProblem, Generation, make_generation
 from .policies import Actions, Box, check_output_shape, make_policy
 from .runtime import BRAX_BACKENDS, import_brax, import_jax
 
@@ -58,7 +59,7 @@ class BraxProblem(BatchedJaxProblem):
     needs = {"jax": "jax", "brax": "jax"}
 
     def __init__(self, env: str = "hopper", *, backend: str = "spring", episode_length: int = 1000,
-                 episodes: int = 1, policy: Any = "mlp", hidden: Any = (16,), activation: str = "tanh",
+                 episodes: int = 1, policy: object = "mlp", hidden: Sequence[int] = (16,), activation: str = "tanh",
                  obs_norm: bool = False, obs_clip: float = 5.0, shared_seed: bool = False,
                  device: str | None = None):
         envs = import_brax()
@@ -82,26 +83,26 @@ class BraxProblem(BatchedJaxProblem):
         self._init_statistics()
 
     @classmethod
-    def recommended(cls, env: Any = "hopper", *args: Any, strategy: str = "openai-es",
-                    **options: Any) -> dict[str, dict[str, Any]]:
+    def recommended(cls, env: object = "hopper", *args: object, strategy: str = "openai-es",
+                    **options: object) -> dict[str, dict[str, Any]]:
         """The preset ``blackbox run`` applies for this task (see :mod:`.presets`)."""
         from .presets import recommended
 
         return recommended(f"brax:{env}", strategy)
 
     @classmethod
-    def recommended_strategy(cls, env: Any = "hopper", *args: Any, **options: Any) -> str | None:
+    def recommended_strategy(cls, env: object = "hopper", *args: object, **options: object) -> str | None:
         """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
         from .presets import recommended_strategy
 
         return recommended_strategy(f"brax:{env}")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"name": self.name, "env": self.env_id, "backend": self.backend, "dim": self.dim,
                 "policy": self.policy.describe(), "actions": self.actions.describe(), "episodes": self.episodes,
                 "episode_length": self.episode_length, "obs_norm": self.obs_norm, "device": str(self.device)}
 
-    def _build(self, episodes: int) -> dict[str, Any]:
+    def _build(self, episodes: int) -> Generation:
         environment = import_brax().get_environment(self.env_id, backend=self.backend)
         import jax.numpy as jnp
 

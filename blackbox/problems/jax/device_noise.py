@@ -18,11 +18,14 @@ the multiply and the add apart; a GPU may fuse them, a rounding apart) and diffe
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...core.population import Population
+
+if TYPE_CHECKING:
+    import jax
 
 __all__ = ["DeviceNoise", "compact_arrays", "expand"]
 
@@ -30,11 +33,11 @@ __all__ = ["DeviceNoise", "compact_arrays", "expand"]
 class DeviceNoise:
     """One device copy of each noise table ``(size, seed)`` per device, uploaded on first use."""
 
-    _copies: dict[tuple[int, int, str], Any] = {}
+    _copies: dict[tuple[int, int, str], jax.Array] = {}
     _lock = threading.Lock()
 
     @classmethod
-    def table(cls, population: Population, device: Any) -> Any:
+    def table(cls, population: Population, device: jax.Device) -> jax.Array:
         """The device array of the population's noise table (uploaded once per process and device)."""
         import jax
 
@@ -68,7 +71,8 @@ def compact_arrays(population: Population) -> dict[str, np.ndarray]:
     }
 
 
-def expand(table: Any, bases: Any, parents: Any, offsets: Any, signs: Any, sigma: Any, dim: int) -> Any:
+def expand(table: jax.Array, bases: jax.Array, parents: jax.Array, offsets: jax.Array, signs: jax.Array,
+           sigma: jax.Array, dim: int) -> jax.Array:
     """The ``(m, dim)`` float32 rows on the device (traced inside a jitted function; ``dim`` static)."""
     import jax
     import jax.numpy as jnp

@@ -35,12 +35,13 @@ NaN returns (a diverging simulator) are kept as NaN fitness, which ``tell`` rank
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..._validate import check_int
-from .batched import BatchedJaxProblem, fold_moments, make_generation, row_keys
+from .batched import BatchedJaxProblem, Generation, fold_moments, make_generation, row_keys
 from .policies import Actions, check_output_shape, make_policy
 from .runtime import import_gymnax, import_jax
 
@@ -59,8 +60,8 @@ class GymnaxProblem(BatchedJaxProblem):
     name = "gymnax"
     needs = {"jax": "jax", "gymnax": "jax"}
 
-    def __init__(self, env: str = "CartPole-v1", *, episodes: int = 1, policy: Any = "mlp",
-                 hidden: Any = (16,), activation: str = "tanh", obs_norm: bool = False, obs_clip: float = 5.0,
+    def __init__(self, env: str = "CartPole-v1", *, episodes: int = 1, policy: object = "mlp",
+                 hidden: Sequence[int] = (16,), activation: str = "tanh", obs_norm: bool = False, obs_clip: float = 5.0,
                  max_episode_steps: int | None = None, shared_seed: bool = False, device: str | None = None):
         gymnax = import_gymnax()
         jax = import_jax("gymnax")
@@ -82,27 +83,27 @@ class GymnaxProblem(BatchedJaxProblem):
         self._init_statistics()
 
     @classmethod
-    def recommended(cls, env: Any = "CartPole-v1", *args: Any, strategy: str = "openai-es",
-                    **options: Any) -> dict[str, dict[str, Any]]:
+    def recommended(cls, env: object = "CartPole-v1", *args: object, strategy: str = "openai-es",
+                    **options: object) -> dict[str, dict[str, Any]]:
         """The preset ``blackbox run`` applies for this task (see :mod:`.presets`)."""
         from .presets import recommended
 
         return recommended(str(env), strategy)
 
     @classmethod
-    def recommended_strategy(cls, env: Any = "CartPole-v1", *args: Any, **options: Any) -> str | None:
+    def recommended_strategy(cls, env: object = "CartPole-v1", *args: object, **options: object) -> str | None:
         """The strategy ``blackbox run`` takes for this task when none is named (see :mod:`.presets`)."""
         from .presets import recommended_strategy
 
         return recommended_strategy(str(env))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
                 "actions": self.actions.describe(), "episodes": self.episodes,
                 "max_episode_steps": self.max_episode_steps, "obs_norm": self.obs_norm,
                 "device": str(self.device)}
 
-    def _build(self, episodes: int) -> dict[str, Any]:
+    def _build(self, episodes: int) -> Generation:
         gymnax = import_gymnax()
         import jax.numpy as jnp
 

@@ -12,16 +12,34 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..._validate import check_int
 from ...errors import ConfigError
 
-__all__ = ["MLPPolicy", "Actions", "Box", "make_policy", "check_output_shape", "ACTIVATIONS"]
+if TYPE_CHECKING:
+    import jax
+
+__all__ = ["JaxPolicy", "MLPPolicy", "Actions", "Box", "make_policy", "check_output_shape", "ACTIVATIONS"]
 
 ACTIVATIONS = ("tanh", "relu")
+
+
+class JaxPolicy(Protocol):
+    """What the JAX-native problems use of a policy: the built-in :class:`MLPPolicy` or an object of yours."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def apply(self, row: jax.Array, obs: jax.Array) -> jax.Array:
+        """The outputs for one flat observation ``obs`` under parameters ``row``."""
+        ...
+
+    def initial_params(self, rng: np.random.Generator) -> np.ndarray: ...
+
+    def describe(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +53,7 @@ class MLPPolicy:
     def dim(self) -> int:
         return sum(a * b + b for a, b in zip(self.sizes[:-1], self.sizes[1:]))
 
-    def apply(self, row: Any, obs: Any) -> Any:
+    def apply(self, row: jax.Array, obs: jax.Array) -> jax.Array:
         """The outputs for one flat observation ``obs`` under parameters ``row`` (JAX arrays)."""
         import jax.numpy as jnp
 
@@ -63,7 +81,7 @@ class MLPPolicy:
         return f"mlp {'-'.join(map(str, self.sizes))} {self.activation}"
 
 
-def make_policy(policy: Any, obs_size: int, out_size: int, hidden: Any = (32,), activation: str = "tanh") -> Any:
+def make_policy(policy: Any, obs_size: int, out_size: int, hidden: object = (32,), activation: str = "tanh") -> JaxPolicy:
     """``"linear"``, ``"mlp"`` (``hidden`` units, ``activation``) or a policy object, as it is."""
     if not isinstance(policy, str):
         for needed in ("dim", "apply", "initial_params"):
@@ -133,7 +151,7 @@ class Actions:
         return f"tanh into [{self.low.min():g}, {self.high.max():g}]^{self.out_size}"
 
 
-def check_output_shape(policy: Any, obs_shape: tuple[int, ...], actions: Actions, where: str) -> None:
+def check_output_shape(policy: JaxPolicy, obs_shape: tuple[int, ...], actions: Actions, where: str) -> None:
     """A ConfigError naming both shapes when the policy's output for one observation does not fit
     the action space (checked with ``jax.eval_shape``: nothing is computed)."""
     import jax

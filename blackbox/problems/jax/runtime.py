@@ -6,7 +6,7 @@ import contextlib
 import io
 import sys
 import warnings
-from typing import Any
+from types import ModuleType
 
 from ...errors import ConfigError
 
@@ -16,7 +16,7 @@ __all__ = ["INSTALL", "BRAX_BACKENDS", "import_jax", "import_gymnax", "import_br
 INSTALL = 'pip install "blackbox-es[jax]"'
 
 
-def import_jax(problem: str) -> Any:
+def import_jax(problem: str) -> ModuleType:
     """The ``jax`` module, or a ConfigError naming the extra that installs it."""
     try:
         import jax
@@ -25,7 +25,7 @@ def import_jax(problem: str) -> Any:
     return jax
 
 
-def import_gymnax() -> Any:
+def import_gymnax() -> ModuleType:
     """The ``gymnax`` module (after JAX), or a ConfigError naming the extra that installs it."""
     import_jax("gymnax")
     try:
@@ -47,7 +47,7 @@ _HARMLESS_WARNINGS = ("Brax System, piplines and environments are not actively b
                       "JAXopt is no longer maintained")
 
 
-def import_brax() -> Any:
+def import_brax() -> ModuleType:
     """``brax.envs`` (after JAX), or a ConfigError naming the extra that installs it.
 
     The notices listed in ``_HARMLESS_PRINTS`` and ``_HARMLESS_WARNINGS`` are left out; anything

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError
 from ..devices import resolve_device
 from .data.source import DataSource, resolve_data
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["MNIST", "FITNESS", "FORWARDS"]
 
@@ -114,7 +117,7 @@ class MNIST(Problem):
 
         return seeded_classifier(seed, **self.network_config, pooling=pooling).to(self.device)
 
-    def tensors(self) -> dict[str, Any]:
+    def tensors(self) -> dict[str, torch.Tensor]:
         """The dataset as torch tensors on the problem's device (``x_train``, ``y_train``, ...)."""
         if "tensors" not in self._cache:
             import torch
@@ -167,13 +170,13 @@ class MNIST(Problem):
         return torch.stack(outputs)
 
     @overload
-    def _scores(self, params: np.ndarray, x: Any, y: Any,
+    def _scores(self, params: np.ndarray, x: torch.Tensor, y: torch.Tensor,
                 accuracy: Literal[True] = True) -> tuple[np.ndarray, np.ndarray]: ...
 
     @overload
-    def _scores(self, params: np.ndarray, x: Any, y: Any, accuracy: bool) -> tuple[np.ndarray, np.ndarray | None]: ...
+    def _scores(self, params: np.ndarray, x: torch.Tensor, y: torch.Tensor, accuracy: bool) -> tuple[np.ndarray, np.ndarray | None]: ...
 
-    def _scores(self, params: np.ndarray, x: Any, y: Any, accuracy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    def _scores(self, params: np.ndarray, x: torch.Tensor, y: torch.Tensor, accuracy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Mean cross-entropy of each row on ``(x, y)`` and, if asked, its accuracy (float64).
 
         The loss is ``logsumexp(logits) - logit[label]`` (torch's CPU log_softmax is several times
@@ -245,7 +248,7 @@ class MNIST(Problem):
 
         return FlatParams(self.network(int(rng.integers(2**31)))).initial()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         unused = {"image_shape", "channels" if self.model == "mlp" else "hidden"}
         config = {k: v for k, v in self.network_config.items() if k not in unused}
         summary = {
@@ -257,7 +260,7 @@ class MNIST(Problem):
             summary["device_requested"] = self.device_requested  # "auto"
         return summary
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         state["_cache"] = {}
         return state

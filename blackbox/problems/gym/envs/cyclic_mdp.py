@@ -14,8 +14,6 @@ everywhere.
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
@@ -51,7 +49,7 @@ class CyclicMDP(gym.Env):
         obs[self.state] = 1.0
         return obs
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None):
         super().reset(seed=seed)
         self.state = int(self.np_random.integers(N_STATES))
         return self._observation(), {"state": self.state}
