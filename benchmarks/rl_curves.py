@@ -94,7 +94,7 @@ def markdown(tasks: list[str], docs: Path, out: Path) -> str:
     lines = ["", ""]
     for task in tasks:
         relative = os.path.relpath(out / figure_name(task), docs.parent)
-        lines.append(f"![{task}: the center's return against environment steps over seeds 100-109]({relative})")
+        lines.append(f"![{task}: the center's return against environment steps over the fresh seeds]({relative})")
         lines.append("")
     return "\n".join(lines)
 
