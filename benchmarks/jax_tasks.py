@@ -430,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--strategies", nargs="+", default=["openai-es", "snes"], choices=["openai-es", "snes"],
+                        help="blackbox's strategies (each against its evosax twin: Open_ES, SNES)")
     parser.add_argument("--gym", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the project's gymnasium path")
     parser.add_argument("--gym-max-seconds", type=float, default=120.0,
@@ -462,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
                     + (",shared_seed=true" if task.shared else ""))
         for seed in range(args.seeds):
             for strategy, peer in (("openai-es", "Open_ES"), ("snes", "SNES")):
+                if strategy not in args.strategies:
+                    continue
                 outcomes.append(run_blackbox(task, strategy, seed, gymnax_spec, f"blackbox {strategy} (gymnax)"))
                 try:
                     outcomes.append(run_evosax(task, peer, seed))
