@@ -223,6 +223,41 @@ def overhead(popsize: int = 1024, generations: int = 20) -> dict[str, float]:
             "generation_cpu": loop_cpu / generations, "call_cpu": call_cpu / generations}
 
 
+def unroll_profile(unrolls: tuple[int, ...] = (1, 2, 4, 8), popsize: int = 256, generations: int = 20,
+                   seed: int = 0) -> list[dict[str, float]]:
+    """CPU per generation of gymnax CartPole-v1 (MLP 16) at each ``unroll``, on the populations of one
+    OpenAI-ES run: every generation's compact population is evaluated by each ``unroll`` in turn (checked
+    bit-identical), compile apart; also the loop passes run (the batch's longest episode) per generation."""
+    import blackbox as bb
+
+    task = TASKS["cartpole"]
+    problems = {k: bb.make_problem(f"gymnax:CartPole-v1,hidden=[{HIDDEN}],unroll={k}") for k in unrolls}
+    first = problems[unrolls[0]]
+    es = bb.make_strategy("openai-es", dim=first.dim, x0=start_vector(first, seed), seed=seed, popsize=popsize,
+                          sigma=task.sigma, lr=task.lr, weight_decay=0.0)
+    cpu = {k: 0.0 for k in unrolls}
+    longest = counted = 0
+    for generation in range(generations + 1):
+        population = es.ask()
+        seeds = seeds_for(task, generation, popsize, seed)
+        results = {}
+        for k, problem in problems.items():
+            c = time.process_time()
+            results[k] = problem.evaluate_population(population, seeds)
+            if generation > 0:  # the first is the compile
+                cpu[k] += time.process_time() - c
+        reference = results[unrolls[0]]
+        for k in unrolls:
+            if results[k].fitness.tobytes() != reference.fitness.tobytes():
+                raise AssertionError(f"unroll={k} changed the returns of generation {generation}")
+        if generation > 0:
+            longest += int(reference.steps.max())
+            counted += int(reference.steps.sum())
+        es.tell(reference.fitness)
+    return [{"unroll": k, "cpu_ms": cpu[k] / generations * 1e3, "passes": longest / generations / k,
+             "counted": counted / generations, "stepped": longest / generations * popsize} for k in unrolls]
+
+
 def timed_generations(problem, es, popsize: int, generations: int, brax: bool) -> tuple[float, float, float, int, int]:
     """``generations + 1`` generations of ask -> ``evaluate_rows`` -> tell: the first one's wall time
     (compiling) apart, then the others' wall and CPU time, counted steps, and physics steps run (a Brax
@@ -430,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--strategies", nargs="+", default=["openai-es", "snes"], choices=["openai-es", "snes"],
+                        help="blackbox's strategies (each against its evosax twin: Open_ES, SNES)")
     parser.add_argument("--gym", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the project's gymnasium path")
     parser.add_argument("--gym-max-seconds", type=float, default=120.0,
@@ -452,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evotorch-shim", action=argparse.BooleanOptionalAction, default=True,
                         help="restore the JAX names EvoTorch 0.6.1 calls and JAX >= 0.7 removed "
                              "(--no-evotorch-shim: EvoTorch as shipped, which stops at the first)")
+    parser.add_argument("--unroll-profile", type=int, default=0, metavar="GENERATIONS",
+                        help="time gymnax CartPole-v1 generations at unroll 1, 2, 4, 8 on one run's populations")
     args = parser.parse_args(argv)
     outcomes: list[Outcome] = []
     failures: list[str] = []
@@ -462,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
                     + (",shared_seed=true" if task.shared else ""))
         for seed in range(args.seeds):
             for strategy, peer in (("openai-es", "Open_ES"), ("snes", "SNES")):
+                if strategy not in args.strategies:
+                    continue
                 outcomes.append(run_blackbox(task, strategy, seed, gymnax_spec, f"blackbox {strategy} (gymnax)"))
                 try:
                     outcomes.append(run_evosax(task, peer, seed))
@@ -480,6 +521,12 @@ def main(argv: list[str] | None = None) -> int:
              f"numpy {version('numpy')}" + (f", brax {version('brax')}." if args.brax or args.evotorch_python else "."), "",
              *(table(outcomes) + [""] if outcomes else []),
              *([f"Did not run: {line}" for line in sorted(set(failures))] + [""] if failures else [])]
+    if args.unroll_profile > 0:
+        rows = unroll_profile(generations=args.unroll_profile)
+        lines += [f"| popsize 256, CartPole-v1, MLP {HIDDEN}, {args.unroll_profile} generations | CPU per generation, "
+                  "ms | vs unroll 1 | loop passes per generation | steps stepped / counted |", "|---|---|---|---|---|"]
+        lines += [f"| unroll {r['unroll']} | {r['cpu_ms']:.2f} | {r['cpu_ms'] / rows[0]['cpu_ms']:.2f}x | "
+                  f"{r['passes']:.0f} | {r['stepped']:,.0f} / {r['counted']:,.0f} |" for r in rows] + [""]
     if args.overhead_generations > 0:  # 0: no overhead table
         ov = overhead(generations=args.overhead_generations)
         share_wall = 1 - ov["call_wall"] / ov["generation_wall"]

@@ -95,3 +95,10 @@ def test_evotorch_row_records_the_error_of_a_peer_that_does_not_run(jax_tasks, t
     lines = jax_tasks.evotorch_table([row], popsize=64, episode_length=1000)
     assert lines[2].startswith("| EvoTorch VecGymNE brax::ant | does not run: "
                                "`AttributeError: module 'jax' has no attribute 'tree_map'` | | | | | ")
+
+
+def test_unroll_profile_times_each_unroll_on_the_same_populations(jax_tasks):
+    rows = jax_tasks.unroll_profile(unrolls=(1, 3), popsize=8, generations=2)
+    assert [r["unroll"] for r in rows] == [1, 3]
+    assert all(r["cpu_ms"] > 0 for r in rows)
+    assert rows[1]["passes"] == rows[0]["passes"] / 3 and rows[0]["stepped"] >= rows[0]["counted"] > 0

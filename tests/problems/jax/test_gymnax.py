@@ -271,3 +271,66 @@ def test_hidden_that_is_not_a_size_or_a_list_is_one_line():
         with pytest.raises(ConfigError) as info:
             make_policy("mlp", 4, 2, bad)
         assert str(info.value) == f"hidden must be a layer size or a list of them (such as [32, 32]), got {bad!r}"
+
+
+# -- unrolled loop bodies ------------------------------------------------------------------------
+def test_unrolled_loops_give_the_returns_of_one_step_per_pass():
+    """k steps per pass of the while loop: the steps after an episode's end are masked, so returns and
+    lengths are those of k = 1, bit for bit on this CPU backend (XLA promises no fusion across bodies:
+    this test is where the batched module's claim is checked). 3 does not divide 500 (steps past the
+    limit masked)."""
+    rows = population(bb.make_problem("gymnax:CartPole-v1,unroll=1"), popsize=48, seed=5, sigma=0.3).params
+    seeds = np.arange(48) * 11 + 2**33
+    results = {k: bb.make_problem(f"gymnax:CartPole-v1,unroll={k}").evaluate(rows, seeds) for k in (1, 2, 3, 4, 8)}
+    assert results[1].fitness.max() > 100  # long episodes as well as short ones
+    for k in (2, 3, 4, 8):
+        assert results[k].fitness.tobytes() == results[1].fitness.tobytes(), k
+        assert results[k].steps.tolist() == results[1].steps.tolist(), k
+
+
+def test_unrolled_loops_stop_at_the_step_limit_and_keep_the_moments():
+    """max_episode_steps=30 with 4 steps per pass (Acrobot: bit-identical across bodies here): the 31st
+    and 32nd steps of the last pass are masked; the observation moments (float32 Welford on the device)
+    are those of one step per pass."""
+    spec = "gymnax:Acrobot-v1,policy=linear,obs_norm=true,max_episode_steps=30,episodes=2"
+    one, four = bb.make_problem(spec + ",unroll=1"), bb.make_problem(spec + ",unroll=4")
+    assert four.describe()["unroll"] == 4
+    rows, seeds = population(one, popsize=8, seed=2).params, np.arange(8)
+    a, b = one.evaluate(rows, seeds), four.evaluate(rows, seeds)
+    assert b.steps.tolist() == [60] * 8 == a.steps.tolist()
+    assert b.fitness.tobytes() == a.fitness.tobytes()
+    for name in ("obs_count", "obs_mean", "obs_m2"):
+        assert b.info[name].tobytes() == a.info[name].tobytes(), name
+
+
+def test_pendulum_keeps_one_step_per_pass_whose_rounding_unrolling_moves():
+    """Pendulum's float32 returns are not bit-identical across loop bodies on this CPU (XLA fuses each
+    body its own way), so its default stays 1: the results of before are kept."""
+    spec = "gymnax:Pendulum-v1,policy=linear,max_episode_steps=32"
+    default, four = bb.make_problem(spec), bb.make_problem(spec + ",unroll=4")
+    assert default.unroll == 1
+    rows, seeds = population(default, popsize=8, seed=2).params, np.arange(8)
+    a, b = default.evaluate(rows, seeds), four.evaluate(rows, seeds)
+    np.testing.assert_allclose(b.fitness, a.fitness, rtol=0, atol=1e-3)  # the same up to float32 rounding
+
+
+def test_the_default_unroll_is_four_where_checked():
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+
+    assert bb.make_problem("gymnax:CartPole-v1").unroll == 4
+    assert GymnaxProblem.UNROLLED == {"CartPole-v1", "Acrobot-v1", "MountainCar-v0"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    (0, "unroll must be between 1 and 64, got 0"),
+    (-3, "unroll must be between 1 and 64, got -3"),
+    (65, "unroll must be between 1 and 64, got 65"),
+    (2.5, "unroll must be an integer, got 2.5"),
+    ("4", "unroll must be an integer, got '4'"),
+])
+def test_a_bad_unroll_is_one_line_naming_the_range(bad, message):
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+
+    with pytest.raises(ConfigError) as info:
+        GymnaxProblem("CartPole-v1", unroll=bad)
+    assert str(info.value) == message
