@@ -137,7 +137,7 @@ def _constructor_signature(factory: Factory, params_class: type | None) -> inspe
     ``__signature__``); otherwise the factory's signature as :func:`inspect.signature` reads it."""
     if params_class is None:
         return _signature(factory)
-    init = _signature(factory.__init__)  # type: ignore[misc]
+    init = _signature(factory.__init__)
     if init is None:
         return None
     return init.replace(parameters=list(init.parameters.values())[1:])  # without self
