@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from .params import options_signature
 from .population import Population
 from .reduce import REDUCTION
 
@@ -63,9 +62,8 @@ PLAIN_SIGNATURE = inspect.Signature([
 
 
 def factory_signature(cls: type[object], plain: bool) -> inspect.Signature | None:
-    """The options a strategy's factory takes, as the registry reads them (its ``__signature__``):
-    its ``Params`` fields, or, for a strategy written as in 0.1.0 (``plain``: the base constructor
-    inherited, no ``Params``), :data:`PLAIN_SIGNATURE`; None otherwise (its own constructor's)."""
-    if getattr(cls, "Params", None) is not None:
-        return options_signature(cls)
+    """The constructor a strategy without ``Params`` publishes: for one written as in 0.1.0
+    (``plain``: the base constructor inherited), :data:`PLAIN_SIGNATURE`, which the registry reads;
+    None otherwise (its own constructor's). A strategy with ``Params`` needs none: the registry reads
+    its ``Params`` directly."""
     return PLAIN_SIGNATURE if plain else None

@@ -31,7 +31,7 @@ from .coefficients import CoefficientsStep, Reducer
 from .compat import LEGACY_REDUCTION, REDUCTIONS, factory_signature, population_sums
 from .failures import diverged, out_of_memory
 from .fitness import check_fitness
-from .params import Params, make_params
+from .params import Params, make_params, options_signature
 from .pipeline import Pipeline
 from .population import Population
 from .reduce import REDUCTION
@@ -68,7 +68,11 @@ class Strategy(CoefficientsStep, StartPoint, DeclaredState, ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.__signature__ = factory_signature(cls, cls.__init__ is Strategy.__init__)  # type: ignore[attr-defined]
+        # help() shows the Params fields (the registry reads Params itself); a 0.1.0-style strategy
+        # shows, and the registry reads, the plain constructor.
+        cls.__signature__ = (  # type: ignore[attr-defined]
+            options_signature(cls) if getattr(cls, "Params", None) is not None
+            else factory_signature(cls, cls.__init__ is Strategy.__init__))
 
     def __init__(self, dim: int | None = None, params: Any = None, *, popsize: int | None = None,
                  x0: Any = None, seed: int | None = None, **overrides: Any):

@@ -1,10 +1,11 @@
 """A factory's options, and binding a :class:`Component` to them: the one place options are checked.
 
 A factory's options are the keyword parameters of its signature; when the factory is a class with
-a ``Params`` attribute that is a dataclass, they are the fields of ``Params`` (defaults and type
-annotations included) in the place of the constructor's ``params`` parameter (after its positional
-parameters when it has none), plus the constructor's other explicit parameters (``**kwargs``
-aside, which set the fields). :func:`options_of` reads them;
+a ``Params`` attribute that is a dataclass, they are read from ``Params`` directly: its fields
+(defaults and type annotations included) in the place of the constructor's ``params`` parameter
+(after its positional parameters when it has none), plus the other explicit parameters of the
+constructor's own ``__init__`` (``**kwargs`` aside, which set the fields); a published
+``__signature__`` (what ``help()`` shows) is not read. :func:`options_of` reads them;
 :func:`bind` names a component's positional values after them and refuses an unknown name (with a
 did-you-mean hint) or a value of the wrong type, naming where the value came from;
 :func:`resolved_options` fills in the defaults, as ``RUN/config.toml`` writes them.
@@ -130,12 +131,24 @@ def options_of(factory: Factory) -> FactoryOptions:
     return known
 
 
+def _constructor_signature(factory: Factory, params_class: type | None) -> inspect.Signature | None:
+    """The signature the options are read from: for a class with ``Params``, its constructor's own
+    explicit parameters (the fields come from ``Params`` itself, never from a published
+    ``__signature__``); otherwise the factory's signature as :func:`inspect.signature` reads it."""
+    if params_class is None:
+        return _signature(factory)
+    init = _signature(factory.__init__)
+    if init is None:
+        return None
+    return init.replace(parameters=list(init.parameters.values())[1:])  # without self
+
+
 def _read_options(factory: Factory) -> FactoryOptions:
-    sig = _signature(factory)
+    params_class = _params_class(factory)
+    sig = _constructor_signature(factory, params_class)
     if sig is None:
         return FactoryOptions(readable=False)
     docs = _parameter_docs(factory)
-    params_class = _params_class(factory)
     parameters = [p for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     fields = _params_fields(params_class) if params_class is not None else []
     if params_class is not None and not any(p.name == _PARAMS_ARGUMENT for p in parameters):
@@ -162,10 +175,7 @@ def _read_options(factory: Factory) -> FactoryOptions:
     takes_keywords = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
     params_argument = False
     if params_class is not None:
-        # A published __signature__ may list the fields and hide the constructor's **overrides.
-        init = _signature(factory.__init__) or sig
-        params_argument = _PARAMS_ARGUMENT in init.parameters and not any(
-            p.kind is p.VAR_KEYWORD for p in init.parameters.values())
+        params_argument = _PARAMS_ARGUMENT in sig.parameters and not takes_keywords
     return FactoryOptions(options, open=params_class is None and takes_keywords, params_class=params_class,
                           params_argument=params_argument)
 
