@@ -93,8 +93,9 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
     summary = start_run(run, out, overwrite=True, callbacks=[_progress(progress)])
     elapsed = time.perf_counter() - started
     check = summary.get("goal_check") or {}
-    centers = _centers(out / "records.csv")
-    curve = _curve(out / "records.csv")
+    history = _history(out / "records.csv")
+    centers = [center for _, center in history]
+    curve = _curve(history)
     return {
         "task": task, "seed": seed, "command": "blackbox " + shlex.join(command(task, extra, seed)),
         "strategy": resolved["strategy"], "problem": resolved["problem"], "executor": resolved["executor"],
@@ -109,25 +110,20 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
     }
 
 
-def _centers(records: Path) -> list[float]:
+def _history(records: Path) -> list[tuple[int, float]]:
+    """``(steps, center return)`` of every generation that scored its center, read once from ``records``."""
     import csv
 
     if not records.exists():
         return []
     with open(records, newline="") as handle:
-        return [float(row["center"]) for row in csv.DictReader(handle) if row.get("center") not in ("", None)]
+        return [(int(row["steps"]), float(row["center"])) for row in csv.DictReader(handle)
+                if row.get("center") not in ("", None)]
 
 
-def _curve(records: Path, points: int = CURVE_POINTS) -> list[list[float]]:
+def _curve(rows: list[tuple[int, float]], points: int = CURVE_POINTS) -> list[list[float]]:
     """The center's training return against environment steps, ``[steps, center]`` pairs thinned to at
     most ``points`` (evenly by generation, the last kept): what the per-task figures of docs/rl.md draw."""
-    import csv
-
-    if not records.exists():
-        return []
-    with open(records, newline="") as handle:
-        rows = [(int(row["steps"]), float(row["center"])) for row in csv.DictReader(handle)
-                if row.get("center") not in ("", None)]
     if len(rows) > points:
         keep = sorted({round(i * (len(rows) - 1) / (points - 1)) for i in range(points)})
         rows = [rows[i] for i in keep]
@@ -325,8 +321,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=seed_range, default=seed_range("5"),
                         help="FIRST-LAST (e.g. 100-109: the fresh seeds) or N: seeds 0..N-1 (default 5)")
     parser.add_argument("--first-seed", type=int, default=None, help="with --seeds N: seeds FIRST..FIRST+N-1")
-    parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent.parent / "blackbox" /
-                        "problems" / "gym" / "preset_results.json",
+    parser.add_argument("--results", type=Path, default=RESULTS,
                         help="the committed results file to update per task (default: %(default)s)")
     parser.add_argument("--no-results", action="store_true", help="do not write the results file")
     parser.add_argument("--stop-after-fail", type=int, default=0,
