@@ -186,6 +186,33 @@ def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
 
 
 @needs_sb3
+def test_a_time_cap_keeps_the_shared_step_budget(monkeypatch):
+    """--max-time caps both sides' clocks on top of the step budget: the baseline still gets the
+    preset's budget, not the zoo's smaller n_timesteps (it got 100,000 steps on Pendulum before)."""
+    from blackbox.cli.run import run_config_from_flags
+    from blackbox.config.run import resolve_run_config
+    from blackbox.lab.contrast import rl
+    from blackbox.lab.contrast.sb3 import RLCurve
+
+    seen: dict = {}
+
+    def es_curve(task, flags, seed, out, suffix, read_flags, log=None):
+        seen["es_flags"] = flags
+        resolved = resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags])).to_dict()
+        return RLCurve("es", config={"command": "blackbox run"}), resolved
+
+    def train(entry, **kwargs):
+        seen["rl"] = kwargs
+        return RLCurve("ppo")
+
+    monkeypatch.setattr(rl, "_es_curve", es_curve)
+    monkeypatch.setattr(rl, "train_sb3", train)
+    rl.run_rl_contrast("Pendulum-v1", run_config_from_flags, max_time=450.0)
+    assert seen["es_flags"][-4:] == ["--max-steps", "10000000", "--max-time", "450.0"]
+    assert seen["rl"]["max_steps"] == 10_000_000 and seen["rl"]["max_time"] == 450.0
+
+
+@needs_sb3
 def test_reading_the_zoo_leaves_gymnasiums_time_limit_alone():
     """Importing rl_zoo3 replaces gymnasium.wrappers.TimeLimit for the whole process (its
     gym_patches module); the zoo's YAML is read without that import, so every environment made

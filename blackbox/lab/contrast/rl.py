@@ -200,7 +200,8 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     ``read_flags`` reads ``blackbox run`` flags into a run config: the command line's own reader,
     :func:`blackbox.cli.run.run_config_from_flags` (the command line is a layer above this one).
     Both sides get the same step budget: ``max_steps``, else the larger of the zoo's ``n_timesteps``
-    and the preset's (:func:`preset_step_budget`). Both clocks follow :data:`CLOCK_RULE`. ``log``
+    and the preset's (:func:`preset_step_budget`), with or without ``max_time`` (a time cap for both on top
+    of it, never instead of it). Both clocks follow :data:`CLOCK_RULE`. ``log``
     (e.g. a print to stderr) gets progress lines from each side while it trains.
     """
     if baseline not in ("ppo", "ars"):
@@ -215,7 +216,7 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     suffix = "" if flags else " (preset)"
     if workers > 1:
         flags += ["--executor", f"loky:workers={workers}"]
-    if max_steps is None and max_time is None:
+    if max_steps is None:
         from ...config.run import resolve_run_config
 
         planned = preset_step_budget(resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags,
