@@ -40,7 +40,7 @@ def population_sums(population: Population, coefficients: np.ndarray,
     return population.noise_weighted_sums(coefficients, square_coefficients)
 
 
-def state_reduction(state: Mapping[str, Any]) -> str:
+def state_reduction(state: Mapping[str, object]) -> str:
     """The reduction a loaded state records (absent: written by 0.1.0, :data:`LEGACY_REDUCTION`);
     ConfigError for one this version does not compute."""
     reduction = state.get("reduction", LEGACY_REDUCTION)

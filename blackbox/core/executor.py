@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from ..errors import BlackboxError, EvaluationError, StateError
 from .population import Population
 from .problem import EvalResult, EvaluatesPopulations, Problem, check_eval_result
 from .row_source import RowSource
+
+if TYPE_CHECKING:
+    from .strategy import Strategy
 
 __all__ = ["Executor", "Submitted", "evaluate_rows", "default_batch_size", "RowTimeout", "describe_exception"]
 
@@ -60,7 +63,7 @@ def _no_guard() -> AbstractContextManager[None]:
 
 def evaluate_rows(
     problem: Problem, population: Population, seeds: np.ndarray, *, batch_size: int | None = None,
-    index: np.ndarray | None = None, guard: Callable[[], AbstractContextManager[Any]] = _no_guard,
+    index: np.ndarray | None = None, guard: Callable[[], AbstractContextManager[object]] = _no_guard,
 ) -> EvalResult:
     """Evaluate every row of ``population`` with ``problem``, ``batch_size`` rows at a time (a
     :class:`~blackbox.core.row_source.RowSource` of them where the problem declares ``takes_row_source``).
@@ -108,7 +111,7 @@ def evaluate_rows(
 
 
 def _evaluate_population(problem: Any, population: Population, seeds: np.ndarray, index: np.ndarray | None,
-                         guard: Callable[[], AbstractContextManager[Any]]) -> EvalResult:
+                         guard: Callable[[], AbstractContextManager[object]]) -> EvalResult:
     """All rows in one ``evaluate_population`` call; a failure is located row by row as in :func:`evaluate_rows`."""
     rows = np.arange(len(population))
     try:
@@ -139,7 +142,7 @@ def _failed(at: int, index: np.ndarray | None, seed: int, cause: BaseException) 
                            row=row, seed=seed)
 
 
-def _checked(result: Any, rows: np.ndarray, index: np.ndarray | None) -> EvalResult:
+def _checked(result: object, rows: np.ndarray, index: np.ndarray | None) -> EvalResult:
     """:func:`check_eval_result` for ``rows``, its error naming them."""
     try:
         return check_eval_result(result, len(rows))
@@ -150,7 +153,7 @@ def _checked(result: Any, rows: np.ndarray, index: np.ndarray | None) -> EvalRes
 
 
 def _evaluate_singles(problem: Problem, params: np.ndarray | RowSource, seeds: np.ndarray, start: int,
-                      index: np.ndarray | None, guard: Callable[[], AbstractContextManager[Any]]) -> list[EvalResult]:
+                      index: np.ndarray | None, guard: Callable[[], AbstractContextManager[object]]) -> list[EvalResult]:
     """Rows of a batch that timed out, one per call: the results, or the error of the first that fails."""
     parts = []
     for i in range(len(params)):
@@ -166,7 +169,7 @@ def _evaluate_singles(problem: Problem, params: np.ndarray | RowSource, seeds: n
 
 
 def _locate_failure(problem: Problem, params: np.ndarray | RowSource, seeds: np.ndarray, exc: BaseException,
-                    guard: Callable[[], AbstractContextManager[Any]] = _no_guard) -> tuple[int, int, BaseException]:
+                    guard: Callable[[], AbstractContextManager[object]] = _no_guard) -> tuple[int, int, BaseException]:
     """Re-run rows one at a time; return (row, seed, exception) of the first that raises."""
     if len(params) > 1:
         for i in range(len(params)):
@@ -228,7 +231,7 @@ class Executor(ABC):
         (the Ray cluster executor) starts it now; by default it is evaluated when collected."""
         return _Deferred(self, population, seeds, state)
 
-    def bind(self, strategy: Any) -> None:
+    def bind(self, strategy: Strategy | None) -> None:
         """The strategy the run drives (``optimize`` calls it after ``start``, and with None when the
         run is over). An executor that can take over the noise-weighted sums of ``tell`` (the Ray
         cluster executor) sets ``strategy.reducer`` here and restores it on ``bind(None)``; the sums

@@ -50,7 +50,7 @@ class Params:
             return
         dataclasses.replace(self, **{name: value})
 
-    def _check(self, name: str, checker: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    def _check(self, name: str, checker: Callable[..., object], *args: object, **kwargs: object) -> None:
         """Replace field ``name`` by ``checker(name, value, *args, **kwargs)`` (which raises ConfigError)."""
         object.__setattr__(self, name, checker(name, getattr(self, name), *args, **kwargs))
 
@@ -106,7 +106,7 @@ def make_params(cls: type[Params], params: Any, overrides: Mapping[str, Any], ow
     return dataclasses.replace(params, **overrides) if overrides else params
 
 
-def _field_default(field: dataclasses.Field[Any]) -> Any:
+def _field_default(field: dataclasses.Field[object]) -> object:
     if field.default is not dataclasses.MISSING:
         return field.default
     if field.default_factory is not dataclasses.MISSING:
@@ -114,7 +114,7 @@ def _field_default(field: dataclasses.Field[Any]) -> Any:
     return inspect.Parameter.empty
 
 
-def options_signature(factory: Any) -> inspect.Signature | None:
+def options_signature(factory: type[object]) -> inspect.Signature | None:
     """The constructor's signature with the ``Params`` fields in place of its ``**overrides``.
 
     Explicit parameters of the constructor keep their places (``dim``, ``params`` first; ``x0``,

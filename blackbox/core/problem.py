@@ -113,7 +113,7 @@ class Problem(ABC):
         return {"name": self.name or type(self).__name__, "dim": self.dim}
 
 
-def check_eval_result(result: Any, m: int, where: str = "problem.evaluate") -> EvalResult:
+def check_eval_result(result: object, m: int, where: str = "problem.evaluate") -> EvalResult:
     """Validate what a problem returned for ``m`` rows, with an EvaluationError saying what is off.
 
     Fitness goes through the conversion ``tell()`` uses (:func:`~blackbox._validate.real_array`:

@@ -1,13 +1,14 @@
-"""Declared state: a strategy's ``State`` dataclass (or the attributes an object names in
-``state_fields``), saved and loaded generically.
+"""Declared state: a strategy's or an optimizer's ``State`` dataclass (or the attributes a strategy
+written before it names in ``state_fields``), saved and loaded generically.
 
 A strategy keeps what evolves as it runs in one typed dataclass, its ``State`` (``self.state``),
 whose fields say how they are saved: :func:`state_field` marks a bound beyond "finite"
 (``bound=POSITIVE``), an array whose number of rows changes (``rows=True``, a GA's parents) or a
 value ``tell`` needs from ``ask`` that a saved state never holds (``saved=False``: CMA-ES's
 samples, drawn again by the next ``ask()``). :func:`state_layout` reads those declarations back.
-An object without a ``State`` (an optimizer, a strategy written before it) names its attributes in
-``state_fields`` instead, with ``state_bounds`` and ``state_rows``.
+An optimizer declares its step count and moments the same way (:mod:`blackbox.strategies.optim`).
+A strategy written before ``State`` names its attributes in ``state_fields`` instead, with
+``state_bounds`` and ``state_rows``.
 
 Saving copies arrays, keeps numbers and strings, and asks a value that has its own
 ``state_dict()`` (an optimizer) for it. Loading puts values back with the type the value has now
@@ -88,7 +89,11 @@ _LAYOUTS: weakref.WeakKeyDictionary[type[object], StateLayout] = weakref.WeakKey
 
 class StateView(Generic[_T]):
     """A strategy's read-only attribute for a field of its state (``es.stdev`` is ``es.state.stdev``),
-    so that what users read keeps its name; the strategy itself writes ``self.state``."""
+    so that what users read keeps its name; the strategy itself writes ``self.state``. ``owner``
+    names what holds the state in the message that refuses a write (an optimizer's ``adam.m``)."""
+
+    def __init__(self, owner: str = "strategy") -> None:
+        self.owner = owner
 
     def __set_name__(self, owner: type[object], name: str) -> None:
         self.name = name
@@ -106,7 +111,7 @@ class StateView(Generic[_T]):
         return value
 
     def __set__(self, instance: object, value: _T) -> None:
-        raise AttributeError(f"{self.name} is read from the strategy's state; set state.{self.name} instead")
+        raise AttributeError(f"{self.name} is read from the {self.owner}'s state; set state.{self.name} instead")
 
 
 def save_fields(owner: object, names: Iterable[str]) -> dict[str, Any]:

@@ -9,20 +9,31 @@ the spec string ``"adam:beta1=0.8"`` says the same, so a strategy takes either
 :meth:`Optimizer.step` with an estimate of the gradient of the expected fitness. Weight decay wraps
 any optimizer: :class:`WeightDecay` folds an L2 penalty into the gradient as in OpenAI's ES code
 (``g - rate * theta``) or, ``decoupled=True``, takes ``lr * rate * theta`` off the step (AdamW
-style); in a spec string it is ``"adam:weight_decay=0.01,decoupled=true"``. State (the step count
-and the moments) round-trips through ``state_dict`` as plain arrays and numbers.
+style); in a spec string it is ``"adam:weight_decay=0.01,decoupled=true"``. What evolves (the step
+count and the moments) is each rule's ``State`` dataclass (``optimizer.state``, fields declared with
+:func:`~blackbox.core.state.state_field` as a strategy's are), made by :meth:`Optimizer.bind` and
+round-tripped through ``state_dict`` as plain arrays and numbers; ``adam.m`` reads ``adam.state.m``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from .._validate import check_choice, check_nonnegative
-from ..core.state import NONNEGATIVE, check_fields, load_fields, save_fields
+from ..core.state import (
+    NONNEGATIVE,
+    StateView,
+    check_fields,
+    load_fields,
+    save_fields,
+    state_field,
+    state_layout,
+)
 from ..errors import ConfigError, StateError, UnknownNameError, did_you_mean
 from ..registry.spec import format_spec, parse_spec
 
@@ -49,13 +60,6 @@ class Optimizer(ABC):
 
     #: The name in spec strings (``"adam"``).
     name: ClassVar[str] = ""
-    #: The attributes ``state_dict()`` saves (:mod:`blackbox.core.state`).
-    state_fields: ClassVar[tuple[str, ...]] = ("t",)
-    #: Their bounds beyond "finite": the step count is never negative (Adam's bias correction
-    #: divides by ``1 - beta1**t``, which a step count of -1 makes 0).
-    state_bounds: ClassVar[dict[str, str]] = {"t": NONNEGATIVE}
-    #: Steps taken since bind().
-    t: int
 
     @abstractmethod
     def bind(self, dim: int, lr: float | None = None) -> Optimizer:
@@ -70,23 +74,27 @@ class Optimizer(ABC):
     def spec(self) -> str:
         """The spec string that :func:`parse_optimizer` turns back into an equal optimizer."""
 
+    @property
+    @abstractmethod
+    def t(self) -> int:
+        """Steps taken since bind()."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, object]:
+        """The state as plain arrays and numbers (``{"t": 3, "m": ..., "v": ...}`` for Adam)."""
+
+    @abstractmethod
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        """Put back what :meth:`state_dict` returned, checked first (:meth:`check_state_dict`)."""
+
+    @abstractmethod
+    def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:
+        """Refuse a state this optimizer could not have had (ConfigError naming the key), changing nothing."""
+
     def step(self, theta: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, float]:
         """Move ``theta`` along the ascent direction ``grad``; returns new theta and step norm."""
         step = self.update(np.asarray(grad, dtype=np.float64), theta)
         return theta + step, float(np.linalg.norm(step))
-
-    def state_dict(self) -> dict[str, Any]:
-        return save_fields(self, self.state_fields)
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.check_state_dict(state)
-        load_fields(self, self.state_fields, state, path="state_dict/optimizer", bounds=self.state_bounds)
-
-    def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:
-        """Refuse a state this optimizer could not have had (ConfigError naming the key), changing nothing."""
-        if not isinstance(state, dict):
-            raise ConfigError(f"{path} must be a table, got {type(state).__name__}")
-        check_fields(self, self.state_fields, state, path=path, bounds=self.state_bounds)
 
     def __str__(self) -> str:
         return self.spec
@@ -97,45 +105,73 @@ R = TypeVar("R", bound="Rule")
 
 @dataclasses.dataclass(kw_only=True)
 class Rule(Optimizer):
-    """An update rule with a learning rate of its own (None: the strategy's ``lr``)."""
+    """An update rule with a learning rate of its own (None: the strategy's ``lr``); what evolves
+    is its ``State`` (``self.state``), made at zero by :meth:`bind`."""
+
+    @dataclasses.dataclass
+    class State:
+        """What evolves: the steps taken since bind()."""
+
+        #: Never negative: Adam's bias correction divides by ``1 - beta1**t``, which -1 makes 0.
+        t: int = state_field(bound=NONNEGATIVE)
 
     lr: float | None = None
+    #: What evolves (not a hyperparameter: neither compared nor in the spec).
+    state: State = dataclasses.field(init=False, repr=False, compare=False)
+    #: Steps taken since bind() (``state.t``).
+    t = StateView[int]("optimizer")
 
     def __post_init__(self) -> None:
         if self.lr is not None:
             self.lr = check_nonnegative("lr", self.lr, positive=True)
         self.dim: int | None = None
-        self.t = 0
+        self.state = self._start(0)
 
     @classmethod
     def option_names(cls) -> list[str]:
-        return [f.name for f in dataclasses.fields(cls)]
+        return [f.name for f in dataclasses.fields(cls) if f.init]
 
     @property
     def spec(self) -> str:
-        changed = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) != f.default}
+        changed = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                   if f.init and getattr(self, f.name) != f.default}
         return format_spec(self.name, **changed)
 
     def bind(self: R, dim: int, lr: float | None = None) -> R:
         bound = dataclasses.replace(self, lr=self.lr if self.lr is not None else lr)
         if bound.lr is None:
             raise ConfigError(f"optimizer {self.spec!r} has no learning rate: give it lr= (or the strategy's lr)")
-        bound.dim, bound.t = int(dim), 0
-        bound._start(int(dim))
+        bound.dim = int(dim)
+        bound.state = bound._start(int(dim))
         return bound
 
-    def _start(self, dim: int) -> None:
-        """Set the moments to zero (called by bind)."""
+    def _start(self, dim: int) -> Rule.State:
+        """A fresh state for ``dim`` parameters: no step taken, moments at zero (bind() keeps it)."""
+        return self.State(t=0)
 
     def update(self, grad: np.ndarray, theta: np.ndarray) -> np.ndarray:
         if self.dim is None or self.lr is None:
             raise StateError(f"optimizer {self.spec!r} is not bound to a dimension; call bind(dim) first")
-        self.t += 1
+        self.state.t += 1
         return self._direction(grad, self.lr)
 
     @abstractmethod
     def _direction(self, g: np.ndarray, lr: float) -> np.ndarray:
         """The step for ascent direction ``g`` (weight decay already folded in) at learning rate ``lr``."""
+
+    def state_dict(self) -> dict[str, object]:
+        return save_fields(self.state, state_layout(type(self.state)).fields)
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self.check_state_dict(state)
+        layout = state_layout(type(self.state))
+        load_fields(self.state, layout.fields, state, path="state_dict/optimizer", bounds=layout.bounds)
+
+    def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:
+        if not isinstance(state, dict):
+            raise ConfigError(f"{path} must be a table, got {type(state).__name__}")
+        layout = state_layout(type(self.state))
+        check_fields(self.state, layout.fields, state, path=path, bounds=layout.bounds)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -153,22 +189,32 @@ class Momentum(Rule):
     """SGD with (heavy-ball) momentum: ``v <- momentum v + (1 - momentum) g``, step ``lr * v``."""
 
     name: ClassVar[str] = "momentum"
-    state_fields: ClassVar[tuple[str, ...]] = ("t", "velocity")
+
+    @dataclasses.dataclass
+    class State(Rule.State):
+        """What evolves: the step count and the velocity."""
+
+        velocity: np.ndarray = state_field()
+
     momentum: float = 0.9
+    state: State = dataclasses.field(init=False, repr=False, compare=False)
+    #: The velocity (``state.velocity``).
+    velocity = StateView[np.ndarray]("optimizer")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.momentum = _check_unit("momentum", self.momentum)
 
-    def _start(self, dim: int) -> None:
-        self.velocity = np.zeros(dim, dtype=np.float64)
+    def _start(self, dim: int) -> State:
+        return self.State(t=0, velocity=np.zeros(dim, dtype=np.float64))
 
     def _direction(self, g: np.ndarray, lr: float) -> np.ndarray:
         if not self.momentum:
             return lr * g
-        self.velocity *= self.momentum
-        self.velocity += (1.0 - self.momentum) * g
-        return lr * self.velocity
+        state = self.state
+        state.velocity *= self.momentum
+        state.velocity += (1.0 - self.momentum) * g
+        return lr * state.velocity
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -176,11 +222,22 @@ class Adam(Rule):
     """Adam (Kingma & Ba 2015) as in OpenAI's ES code: bias-corrected step size."""
 
     name: ClassVar[str] = "adam"
-    state_fields: ClassVar[tuple[str, ...]] = ("t", "m", "v")
-    state_bounds: ClassVar[dict[str, str]] = {"t": NONNEGATIVE, "v": NONNEGATIVE}  # v averages squares
+
+    @dataclasses.dataclass
+    class State(Rule.State):
+        """What evolves: the step count and the two moments."""
+
+        m: np.ndarray = state_field()
+        #: An average of squares.
+        v: np.ndarray = state_field(bound=NONNEGATIVE)
+
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    state: State = dataclasses.field(init=False, repr=False, compare=False)
+    #: The first and second moments (``state.m``, ``state.v``).
+    m = StateView[np.ndarray]("optimizer")
+    v = StateView[np.ndarray]("optimizer")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -188,17 +245,17 @@ class Adam(Rule):
         self.beta2 = _check_unit("beta2", self.beta2)
         self.eps = check_nonnegative("eps", self.eps, positive=True)
 
-    def _start(self, dim: int) -> None:
-        self.m = np.zeros(dim, dtype=np.float64)
-        self.v = np.zeros(dim, dtype=np.float64)
+    def _start(self, dim: int) -> State:
+        return self.State(t=0, m=np.zeros(dim, dtype=np.float64), v=np.zeros(dim, dtype=np.float64))
 
     def _direction(self, g: np.ndarray, lr: float) -> np.ndarray:
-        a = lr * np.sqrt(1 - self.beta2**self.t) / (1 - self.beta1**self.t)
-        self.m *= self.beta1
-        self.m += (1 - self.beta1) * g
-        self.v *= self.beta2
-        self.v += (1 - self.beta2) * (g * g)
-        step: np.ndarray = a * self.m / (np.sqrt(self.v) + self.eps)  # numpy leaves np.sqrt(float) untyped
+        state = self.state
+        a = lr * np.sqrt(1 - self.beta2**state.t) / (1 - self.beta1**state.t)
+        state.m *= self.beta1
+        state.m += (1 - self.beta1) * g
+        state.v *= self.beta2
+        state.v += (1 - self.beta2) * (g * g)
+        step: np.ndarray = a * state.m / (np.sqrt(state.v) + self.eps)  # numpy leaves np.sqrt(float) untyped
         return step
 
 
@@ -213,9 +270,18 @@ class ClipUp(Rule):
     """
 
     name: ClassVar[str] = "clipup"
-    state_fields: ClassVar[tuple[str, ...]] = ("t", "velocity")
+
+    @dataclasses.dataclass
+    class State(Rule.State):
+        """What evolves: the step count and the velocity (the step)."""
+
+        velocity: np.ndarray = state_field()
+
     momentum: float = 0.9
     max_speed: float | None = None
+    state: State = dataclasses.field(init=False, repr=False, compare=False)
+    #: The velocity (``state.velocity``).
+    velocity = StateView[np.ndarray]("optimizer")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -229,19 +295,19 @@ class ClipUp(Rule):
             bound.max_speed = 2.0 * bound.lr
         return bound
 
-    def _start(self, dim: int) -> None:
-        self.velocity = np.zeros(dim, dtype=np.float64)
+    def _start(self, dim: int) -> State:
+        return self.State(t=0, velocity=np.zeros(dim, dtype=np.float64))
 
     def _direction(self, g: np.ndarray, lr: float) -> np.ndarray:
         max_speed = 2.0 * lr if self.max_speed is None else self.max_speed  # bind() sets it
         norm = float(np.linalg.norm(g))
-        velocity = self.momentum * self.velocity
+        velocity = self.momentum * self.state.velocity
         if norm > 0 and np.isfinite(norm):
             velocity += (lr / norm) * g
         speed = float(np.linalg.norm(velocity))
         if speed > max_speed:
             velocity *= max_speed / speed
-        self.velocity = velocity
+        self.state.velocity = velocity
         step: np.ndarray = velocity.copy()  # numpy leaves copy() of an unparametrized ndarray untyped
         return step
 
@@ -267,7 +333,7 @@ class WeightDecay(Optimizer):
         return getattr(self.optimizer, "lr", None)
 
     @property
-    def t(self) -> int:  # type: ignore[override]
+    def t(self) -> int:
         """The wrapped optimizer's step count."""
         return self.optimizer.t
 
@@ -289,10 +355,10 @@ class WeightDecay(Optimizer):
             step = step - lr * self.rate * theta
         return step
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return self.optimizer.state_dict()
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.optimizer.load_state_dict(state)
 
     def check_state_dict(self, state: object, path: str = "state_dict/optimizer") -> None:

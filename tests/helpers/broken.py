@@ -95,7 +95,7 @@ class AliasedState(OpenAIES):
         norm = super()._tell(population, fitness)
         m[...] = adam.m
         v[...] = adam.v
-        adam.m, adam.v = m, v
+        adam.state.m, adam.state.v = m, v
         return norm
 
 

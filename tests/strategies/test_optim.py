@@ -50,3 +50,24 @@ def test_bad_optimizer_settings(kwargs, message):
     kwargs.setdefault("lr", 0.1)
     with pytest.raises(bb.ConfigError, match=message):
         make_optimizer(name, 2, **kwargs)
+
+
+def test_each_rule_declares_its_state_as_a_dataclass_saved_in_todays_layout():
+    from blackbox.core.state import NONNEGATIVE, state_layout
+    from blackbox.strategies.optim import SGD, Adam, ClipUp, Momentum
+
+    layouts = {rule: state_layout(rule.State) for rule in (SGD, Momentum, Adam, ClipUp)}
+    assert {rule.name: layout.fields for rule, layout in layouts.items()} == {
+        "sgd": ("t",), "momentum": ("t", "velocity"), "adam": ("t", "m", "v"), "clipup": ("t", "velocity")}
+    assert dict(layouts[Adam].bounds) == {"t": NONNEGATIVE, "v": NONNEGATIVE}
+    assert not any(hasattr(rule, "state_fields") or hasattr(rule, "state_bounds") for rule in layouts)
+    adam = Adam(beta1=0.8).bind(3, lr=0.1)
+    adam.step(np.zeros(3), np.ones(3))
+    saved = adam.state_dict()
+    assert list(saved) == ["t", "m", "v"] and type(saved["t"]) is int and saved["m"].dtype == np.float64
+    assert adam.m is adam.state.m and adam.t == adam.state.t == 1
+    assert adam == Adam(lr=0.1, beta1=0.8) and "state" not in repr(adam) and adam.spec == "adam:lr=0.1,beta1=0.8"
+    with pytest.raises(AttributeError, match=r"^m is read from the optimizer's state; set state.m instead$"):
+        adam.m = np.zeros(3)
+    fresh = adam.bind(3)  # a fresh state, not shared
+    assert fresh.t == 0 and not np.any(fresh.m) and fresh.state is not adam.state and adam.t == 1
