@@ -14,7 +14,9 @@ only adds noise above them):
   P = 10,000;
 - ``call_ms``: driver CPU per actor call on a local Ray (submitted in a batch, then collected);
   ``task_ms``: the same with 4 in flight, one submitted as each completes (the previous executor);
-  ``rtt_ms``: the round trip of one call; ``wait_a_ms`` + ``wait_b_us`` x T: ``ray.wait`` over T
+  ``rtt_ms``: the round trip of one call; ``node_call_ms``: driver CPU per node call of the built
+  executor (its own generation loop with 40 stand-in nodes that reply at once, P = 10,000);
+  ``wait_a_ms`` + ``wait_b_us`` x T: ``ray.wait`` over T
   refs for one ready (the previous executor called it over every ref in flight per completion);
 - ``aggregator_us``: on a simulated cluster (``ray.cluster_utils``: two one-CPU nodes), the CPU of the
   aggregators' own processes per row evaluated (scheduling, replies, the fitness exchange; sphere rows,
@@ -107,6 +109,43 @@ def measure_driver() -> dict[str, float]:
     return out
 
 
+#: Nodes of the model's largest cluster (1,440 cores, 36 a node) and rows a generation, for ``node_call_ms``.
+NODES, ROWS = 40, 10_001
+
+
+def node_calls(ray):
+    """Ten rounds of the built executor's driver (``blackbox_ray``'s generation loop, as it runs) calling
+    ``NODES`` stand-in aggregators that reply at once as a node does (their rows' index, fitness and
+    steps, no info, their stats): the driver's CPU of making the calls and taking the replies."""
+    import cloudpickle
+    from blackbox_ray.executor import RayExecutor, _Submitted
+
+    @ray.remote(num_cpus=0, max_concurrency=1000)
+    class Node:
+        async def generation(self, call):
+            g, bundle, share, peers, rank, known, capture = call
+            await peers  # as a node does: the driver serves it
+            n = len(share)
+            return {"index": np.asarray(share, dtype=np.int64), "fitness": np.zeros(n), "steps": np.zeros(n, np.int64),
+                    "info": {}, "incomplete": None, "stats": dict.fromkeys(("rows", "stolen", "stolen_from", "lent",
+                    "borrowed", "backups", "delivered", "problem_loads", "broadcast_reads", "worker_seconds",
+                    "worker_cpu_seconds", "blocks"), 0)}
+
+        def ping(self):
+            return True
+
+    node = Node.remote()
+    executor = RayExecutor(address="auto")  # never started: its nodes are the stand-ins
+    executor._nodes = {f"node{k}": cloudpickle.loads(cloudpickle.dumps(node)) for k in range(NODES)}  # K handles
+    bundle = [ray.put(b"x" * 1024)]
+
+    def rounds():
+        for g in range(10):
+            _Submitted(executor, ray, g + 1, ROWS, bundle, True).result()
+
+    return rounds
+
+
 def measure_ray() -> dict[str, float]:
     import ray
 
@@ -138,14 +177,14 @@ def measure_ray() -> dict[str, float]:
             ray.get(in_flight)
 
         out = {"rtt_ms": rtt * 1e3}
-        for name, fn in (("call_ms", batch), ("task_ms", four_in_flight)):
+        for name, fn in (("call_ms", batch), ("task_ms", four_in_flight), ("node_call_ms", node_calls(ray))):
             fn()
             cpu = []
             for _ in range(3):
                 start = time.process_time()
                 fn()
                 cpu.append(time.process_time() - start)
-            out[name] = min(cpu) / calls * 1e3
+            out[name] = min(cpu) / (NODES * 10 if name == "node_call_ms" else calls) * 1e3
         # ray.wait(list(refs), num_returns=1) with T refs pending and one ready: a + b T
         blocker = Echo.remote()
         ray.get(blocker.f.remote())

@@ -45,44 +45,47 @@ from pathlib import Path
 
 import numpy as np
 
-MEASURED = "python benchmarks/scaling_inputs.py (2-core AMD EPYC VM, load average 9; fastest of repeats)"
+MEASURED = ("python benchmarks/scaling_inputs.py (2-core AMD EPYC VM shared with other jobs, load average 3 to 6; "
+            "fastest of repeats; benchmarks/scaling_inputs.json)")
 
 CLUSTER = ("python benchmarks/scaling_inputs.py, cluster part (simulated cluster: 2 one-CPU nodes on a 2-core VM, "
-           "load average 15; benchmarks/scaling_inputs.json)")
+           "load average 3 to 4; benchmarks/scaling_inputs.json)")
 
 #: name: (value, unit, where it comes from)
 INPUTS: dict[str, tuple[float, str, str]] = {
-    "reduce_ns": (0.55, "ns per slice x column", MEASURED + ": blackbox.core.reduce, one thread"),
-    "float32_sum_ns": (0.44, "ns per slice x column", MEASURED + ": Population.noise_weighted_sum"),
-    "fixed_ns": (0.58, "ns per column per block", MEASURED + ": int64 fixed-point step of a block"),
-    "combine_ns": (1.37, "ns per column", MEASURED + ": reduce.combine of two partial sums"),
-    "adam_ns": (16.4, "ns per parameter", MEASURED + ": Adam step at dim 1e6"),
-    "shape_ms": (0.59, "ms at P = 1e4", MEASURED + ": centered ranks"),
-    "plan_ms": (0.87, "ms at P = 1e4", MEASURED + ": reduce.plan_sums"),
-    "ask_ms": (0.30, "ms at P = 1e4", MEASURED + ": ask + evaluation seeds"),
-    "rtt_ms": (0.48, "ms", MEASURED + ": one Ray actor call, round trip"),
-    "call_ms": (0.12, "ms of driver CPU", MEASURED + ": one Ray actor call submitted in a batch"),
-    "task_ms": (0.40, "ms of driver CPU", MEASURED + ": one task with 4 in flight (previous executor)"),
-    "wait_a_ms": (0.003, "ms", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
-    "wait_b_us": (0.084, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
+    "reduce_ns": (0.50, "ns per slice x column", MEASURED + ": blackbox.core.reduce, one thread"),
+    "float32_sum_ns": (0.47, "ns per slice x column", MEASURED + ": Population.noise_weighted_sum"),
+    "fixed_ns": (1.00, "ns per column per block", MEASURED + ": int64 fixed-point step of a block"),
+    "combine_ns": (1.87, "ns per column", MEASURED + ": reduce.combine of two partial sums"),
+    "adam_ns": (8.9, "ns per parameter", MEASURED + ": Adam step at dim 1e6"),
+    "shape_ms": (0.74, "ms at P = 1e4", MEASURED + ": centered ranks"),
+    "plan_ms": (1.38, "ms at P = 1e4", MEASURED + ": reduce.plan_sums"),
+    "ask_ms": (0.42, "ms at P = 1e4", MEASURED + ": ask + evaluation seeds"),
+    "rtt_ms": (0.73, "ms", MEASURED + ": one Ray actor call, round trip"),
+    "call_ms": (0.18, "ms of driver CPU", MEASURED + ": one Ray actor call submitted in a batch"),
+    "node_call_ms": (1.33, "ms of driver CPU", MEASURED + ": one node call through the built executor's own generation "
+                     "loop (40 stand-in nodes that reply at once, P = 10,000): its process's CPU, Ray's threads included"),
+    "task_ms": (0.56, "ms of driver CPU", MEASURED + ": one task with 4 in flight (previous executor)"),
+    "wait_a_ms": (0.001, "ms", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
+    "wait_b_us": (0.195, "us per ref", MEASURED + ": ray.wait(T refs, 1) = a + b T"),
     "scan_b_us": (0.014, "us per ref", "../shared/scale-out/measure_wait.py: the previous executor's scan "
                                        "of in_flight per completion"),
-    "aggregator_us": (18.5, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
+    "aggregator_us": (15.0, "us of CPU per row", CLUSTER + ": the aggregator's own process (scheduling, "
                       "replies, the fitness exchange), sphere rows"),
-    "steal_ms": (0.70, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
+    "steal_ms": (0.71, "ms", CLUSTER + ": one call from a node's actor to another's (a steal, a lend or a "
                  "backup's question); a LAN adds its latency"),
-    "policy_a_ms": (8.8, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
-    "policy_b_ns": (0.30, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
+    "policy_a_ms": (4.9, "ms per 1,000 steps", MEASURED + ": tanh MLP forward (obs 348), fit a + b dim"),
+    "policy_b_ns": (0.27, "ns per parameter per step", MEASURED + ": tanh MLP forward, fit a + b dim"),
 }
 ASSUMED: dict[str, tuple[float, str, str]] = {
     "physics_ms": (93.0, "ms per 1,000 steps", "the paper's ~100 ms Humanoid episode on one core (SCALING.md); "
-                   "measured 484 to 735 ms here under load 8 to 15 (scaling_inputs.py): a faster core is the harder "
+                   "measured 496 ms here under load 3 to 4, 484 to 735 ms earlier under load 8 to 15 (scaling_inputs.py): a faster core is the harder "
                    "case for scaling, so the model takes the faster figure"),
     "gbit": (10.0, "Gbit/s per node", "a cluster NIC; not measurable on one machine"),
     "alpha_ms": (0.05, "ms per hop", "latency of one node-to-node message on a LAN; not measurable here"),
     "node_par": (6.0, "x", "memory-bound speed-up of a node's block sums over its cores (the study's estimate)"),
     "result_bytes": (16.0, "bytes per row", "fitness + steps; obs-norm rows add their moments only when sampled"),
-    "chunk_mb": (1.0, "MiB", "the chunk the tree forwards at a time (a setting of the built executor)"),
+    "chunk_mb": (0.25, "MiB", "the chunk the tree forwards at a time (a setting of the built executor)"),
     "heartbeat_s": (10.0, "s", "the ray executor's default heartbeat bound: a frozen node is fenced after it"),
     "stale_generations": (4.0, "x", "generations the pipelined mode needs for the synchronous mode's one, to the same "
                           "goal: CartPole 20-40 against 5-6 (benchmarks/PIPELINED.md; 4x is its low end)"),
@@ -104,13 +107,17 @@ def bw_s(nbytes: float) -> float:
 
 def tree_s(nbytes: float, nodes: int, per_byte_s: float = 0.0) -> float:
     """One vector through a binary tree of ``nodes`` (down, or up with a sum at each node), sent in
-    chunks so that the levels overlap: a node sends (or receives) two copies, and each level adds the
+    chunks so that the levels overlap: a node sends (or receives) two copies of each chunk, and each
+    chunk costs a node the CPU of three actor calls (served for its two children and made to its
+    parent, or the reverse), which bounds the chunks' pace when they are small; each level adds the
     latency of one chunk."""
     if nodes <= 1:
         return 0.0
     depth = math.ceil(math.log2(nodes + 1))
     chunk = min(nbytes, value("chunk_mb") * 2**20)
-    return 2 * bw_s(nbytes) + nbytes * per_byte_s + depth * (value("alpha_ms") / 1e3 + 2 * bw_s(chunk))
+    cpu = 3 * value("call_ms") / 1e3
+    return (math.ceil(nbytes / chunk) * max(2 * bw_s(chunk), cpu) + nbytes * per_byte_s
+            + depth * (value("alpha_ms") / 1e3 + 2 * bw_s(chunk) + cpu))
 
 
 # -- compute makespan --------------------------------------------------------------------------------------
@@ -264,7 +271,7 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
     blocks_per_node = math.ceil(blocks / k)
     return {
         "ask": value("ask_ms") * scale / 1e3,
-        "control": (k * value("call_ms") + value("rtt_ms")) / 1e3,
+        "control": (k * value("node_call_ms") + value("rtt_ms")) / 1e3,  # the K calls, submitted and collected
         "broadcast": tree_s(33 * p + 8 * dim, k) + (bw_s(33 * p + 8 * dim) if k == 1 else 0.0),
         "steal": (value("steal_ms") + value("alpha_ms")) / 1e3 if k > 1 else 0.0,
         "aggregator": math.ceil((p + 1) / k) * value("aggregator_us") / 1e6 / c,  # its CPU, taken from its cores
@@ -272,7 +279,7 @@ def overheads(design: str, p: int, dim: int, n: int, c: int) -> dict[str, float]
         "coefficients": (value("shape_ms") + value("plan_ms")) * scale / 1e3,
         "block_sums": (value("reduce_ns") * 64 + value("fixed_ns")) * blocks_per_node * dim / value("node_par") / 1e9,
         "tree": tree_s(8 * dim, k, value("combine_ns") / 8 / 1e9),
-        "to_driver": bw_s(8 * dim + p * value("result_bytes")) + k * value("call_ms") / 1e3,
+        "to_driver": bw_s(8 * dim + p * value("result_bytes")),  # the replies' driver CPU is in control
         "update": (value("plan_ms") * scale / 1e3 + (value("combine_ns") + value("adam_ns")) * dim / 1e9),
     }
 

@@ -127,12 +127,15 @@ class _Submitted(Submitted, TaskLoop):
         self.replied, self.again = 0, False
         self.members = dict(executor._nodes)
         todo = np.flatnonzero(~self.present)
-        known_ref = ray.put((np.flatnonzero(self.present), self.fitness[self.present]))
+        # rows known from an earlier round travel once through the object store (a ref); a first round sends None
+        known = np.flatnonzero(self.present)
+        known_arg = ray.put((known, self.fitness[known])) if len(known) else None
         actors = list(self.members.values())
+        peers = executor._peers_ref(ray, actors)  # the list of peers: put once while the nodes stay the same
         started = time.monotonic()
         for rank, ((node_id, actor), share) in enumerate(zip(self.members.items(), np.array_split(todo, len(actors)))):
-            ref = actor.generation.remote((self.number, self.rounds), self.bundle, share.tolist(), actors, rank,
-                                          known_ref, self.capture)
+            ref = actor.generation.remote(((self.number, self.rounds), self.bundle, share.tolist(), peers, rank,
+                                           known_arg, self.capture))  # one argument: one serialization
             executor._seen[node_id] = started  # the round's start counts as an answer
             self.start(ref.future(), _Call(share, domain=actor, node=node_id))
         executor.stats.node_calls += len(actors)
@@ -301,6 +304,7 @@ class RayExecutor(Executor):
         self._seen: dict[str, float] = {}  # node id -> when it last answered (or its round started)
         self._warned_small = False
         self._doomed: list[Any] = []  # fenced aggregators whose late reply came: killed at the next submit
+        self._peers: tuple[list[Any], Any] | None = None  # (the aggregators of a round, the ref of their list)
 
     def __repr__(self) -> str:
         where = self.address or f"local, num_cpus={self.num_cpus}"
@@ -410,6 +414,14 @@ class RayExecutor(Executor):
             self._nodes[node_id] = actor
             self.stats.nodes_joined += self._number > 0
 
+    def _peers_ref(self, ray, actors: list[Any]) -> Any:
+        """The object ref of the list of a round's aggregators, put again only when the list changes: in
+        each node's call K handles cost the driver K pickles a call (K^2 a generation), one ref costs one."""
+        if self._peers is None or len(self._peers[0]) != len(actors) \
+                or any(a is not b for a, b in zip(self._peers[0], actors)):
+            self._peers = (list(actors), ray.put(actors))
+        return self._peers[1]
+
     def _restore_budget(self, node_id: str) -> None:
         if self._budget is not None:
             self._budget += self._workers.get(node_id, 0)
@@ -427,6 +439,7 @@ class RayExecutor(Executor):
             ray.kill(actor)
         self._nodes, self._pending, self._workers, self._refused = {}, {}, {}, {}
         self._fenced, self._pings, self._seen, self._doomed = {}, {}, {}, []
+        self._peers = None
 
     def close(self) -> None:
         ray = sys.modules.get("ray")

@@ -48,10 +48,12 @@ from .generation import Generation, decode_info, encode_info
 
 __all__ = ["NodeAggregator", "CHUNK", "BUNDLE_CHUNK", "encode_info", "decode_info"]
 
-#: Integers a reduction-tree message carries (1 MiB): the levels of the tree overlap chunk by chunk.
-CHUNK = 2**17
-#: Bytes of a chunk of the generation's bundle on its way down the tree.
-BUNDLE_CHUNK = 2**20
+#: Integers a reduction-tree message carries (256 KiB): the levels of the tree overlap chunk by chunk;
+#: smaller chunks shorten each level's wait, and a chunk's three actor calls bound how small they pay
+#: (benchmarks/scaling_model.py's ``tree_s``: at 40 nodes 256 KiB is within 0.1 point of the best of 64 KiB to 1 MiB).
+CHUNK = 2**15
+#: Bytes of a chunk of the generation's bundle on its way down the tree (the same trade-off).
+BUNDLE_CHUNK = 2**18
 #: Generations a node remembers for its peers' late calls.
 KEEP = 4
 
@@ -119,15 +121,21 @@ class NodeAggregator:
         self.replica = cloudpickle.loads(replica_bytes)
         return True
 
-    async def generation(self, g: Any, bundle: list, share: list[int], peers: list, rank: int,
-                         known: tuple[np.ndarray, np.ndarray], capture: bool) -> dict[str, Any]:
+    async def generation(self, call: tuple) -> dict[str, Any]:
         """Evaluate ``share`` (row positions) with the peers' help, exchange fitness, and reduce.
 
+        ``call`` is ``(g, bundle, share, peers, rank, known, capture)`` in one argument: Ray serializes
+        each argument of a call apart, and one costs the driver less than seven (it makes K a round).
         ``bundle``: object refs of the chunks of the pickled ``(Shared, Rows)`` of the generation;
         node 0 reads them from the driver, every other node from its parent in the tree.
-        ``known``: row positions and fitness of the rows done in an earlier round of this
-        generation, so that a round after a node loss evaluates only the missing rows.
+        ``peers``: an object ref of the list of the round's aggregators, this one at ``rank`` (put once
+        by the driver while the nodes stay the same: K handles are not pickled in every call).
+        ``known``: None, or an object ref of the row positions and fitness of the rows done in an
+        earlier round of this generation, so that a round after a node loss evaluates only the missing rows.
         """
+        g, bundle, share, peers, rank, known, capture = call
+        peers = await peers
+        known = None if known is None else await known
         gen = Generation(g, peers, rank)
         gen.retries = RetryRule(self.pool.max_retries)  # the pool loop's rule, for this node's own scheduling
         self.gens[g] = gen
@@ -173,7 +181,7 @@ class NodeAggregator:
             raise gen.error
         reply = gen.reply()
         fitness, present = np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)
-        exchanged = [known, gen.fitness()]
+        exchanged = [gen.fitness()] if known is None else [known, gen.fitness()]
         pulled = await asyncio.gather(*(self._ask(gen, gen.peers[k].results.remote(gen.g)) for k in gen.others),
                                       return_exceptions=True)  # from every peer at once
         for k, got in zip(gen.others, pulled):

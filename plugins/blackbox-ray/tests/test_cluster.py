@@ -88,7 +88,7 @@ def test_three_nodes_bit_identical_one_call_per_node_and_no_ref_loop(cluster, mo
 
 def test_large_vectors_travel_down_and_up_the_tree_in_chunks(cluster, monkeypatch):
     """dim 150,000: the bundle crosses the tree in 64 KiB chunks (patched here), and the sums of
-    pgpe (linear and squared: 300,000 integers) go up it in three 1 MiB chunks."""
+    pgpe (linear and squared: 300,000 integers) go up it in ten 256 KiB chunks."""
     import blackbox_ray.executor
 
     monkeypatch.setattr(blackbox_ray.executor, "BUNDLE_CHUNK", 2**16)
