@@ -159,8 +159,8 @@ def test_the_presets_step_budget():
     assert preset_step_budget(timed) is None
 
 
-@needs_sb3
-def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
+def _budgets_seen(monkeypatch, **contrast) -> tuple[dict, object]:
+    """Run a Pendulum contrast with both trainings faked; what each side was given, and the report."""
     from blackbox.cli.run import run_config_from_flags
     from blackbox.config.run import resolve_run_config
     from blackbox.lab.contrast import rl
@@ -179,7 +179,12 @@ def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
 
     monkeypatch.setattr(rl, "_es_curve", es_curve)
     monkeypatch.setattr(rl, "train_sb3", train)
-    report = rl.run_rl_contrast("Pendulum-v1", run_config_from_flags)
+    return seen, rl.run_rl_contrast("Pendulum-v1", run_config_from_flags, **contrast)
+
+
+@needs_sb3
+def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
+    seen, report = _budgets_seen(monkeypatch)
     assert seen["es_flags"][-2:] == ["--max-steps", "10000000"] and seen["rl"]["max_steps"] == 10_000_000
     assert ("same step budget for both: 10,000,000 steps, the larger of the zoo's n_timesteps (100,000) and the "
             "preset's (10,000,000)") in report.notes
@@ -189,25 +194,7 @@ def test_both_sides_get_the_larger_budget_by_default(monkeypatch):
 def test_a_time_cap_keeps_the_shared_step_budget(monkeypatch):
     """--max-time caps both sides' clocks on top of the step budget: the baseline still gets the
     preset's budget, not the zoo's smaller n_timesteps (it got 100,000 steps on Pendulum before)."""
-    from blackbox.cli.run import run_config_from_flags
-    from blackbox.config.run import resolve_run_config
-    from blackbox.lab.contrast import rl
-    from blackbox.lab.contrast.sb3 import RLCurve
-
-    seen: dict = {}
-
-    def es_curve(task, flags, seed, out, suffix, read_flags, log=None):
-        seen["es_flags"] = flags
-        resolved = resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags])).to_dict()
-        return RLCurve("es", config={"command": "blackbox run"}), resolved
-
-    def train(entry, **kwargs):
-        seen["rl"] = kwargs
-        return RLCurve("ppo")
-
-    monkeypatch.setattr(rl, "_es_curve", es_curve)
-    monkeypatch.setattr(rl, "train_sb3", train)
-    rl.run_rl_contrast("Pendulum-v1", run_config_from_flags, max_time=450.0)
+    seen, _ = _budgets_seen(monkeypatch, max_time=450.0)
     assert seen["es_flags"][-4:] == ["--max-steps", "10000000", "--max-time", "450.0"]
     assert seen["rl"]["max_steps"] == 10_000_000 and seen["rl"]["max_time"] == 450.0
 
