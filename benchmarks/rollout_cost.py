@@ -2,7 +2,7 @@
 
     python benchmarks/rollout_cost.py [--envs HalfCheetah-v5 Hopper-v5 Humanoid-v5] [--rounds 25]
                                       [--steps 3000] [--popsize 64] [--slots N | --groups 1 2 4 8 16 65]
-                                      [--no-replay] [--profile]
+                                      [--no-replay] [--gymnasium-step] [--profile]
 
 For each task, these contenders, each kept alive for the whole run (environments made once):
 
@@ -20,7 +20,10 @@ For each task, these contenders, each kept alive for the whole run (environments
   collecting statistics, the worst case), each slice as many rows as the engine has slots (its
   group size, measured at start-up or ``--slots``), until ``--steps`` steps were taken. With
   ``--groups``, one such contender per policy and forced group size (``linear@4``): where the
-  curve of speed against group size peaks.
+  curve of speed against group size peaks. MuJoCo's locomotion tasks are stepped by ``mj_step``
+  directly (``direct``, blackbox/problems/gym/mujoco_slots.py: gymnasium's step bit for bit, without
+  its per-step Python); ``--gymnasium-step`` adds the same contenders stepped through gymnasium's
+  ``env.step`` (``linear gymnasium-step``, ``direct=False``).
 
 The machine this runs on is shared, and a loop's speed drifts by +-25% from one second to the
 next, so one long run per contender says little. Instead: many short PAIRED rounds; each round runs
@@ -223,18 +226,22 @@ POLICIES = {"linear": {"policy": "linear"}, "mlp": {}}
 
 
 def measure(env_id: str, popsize: int, rounds: int, steps: int, slots: int | None = None,
-            seed: int = 0, groups: list[int] | None = None, replay: bool = True) -> dict:
+            seed: int = 0, groups: list[int] | None = None, replay: bool = True,
+            gymnasium_step: bool = False) -> dict:
     """``rounds`` paired rounds: every contender back to back in a shuffled order each round.
 
     Contenders: ``raw``, ``lockstep``, and per policy (``linear``, ``mlp``) blackbox at the group
     size measured or ``slots`` (named ``linear``), or at each forced size of ``groups`` (``linear@4``),
-    and with ``replay`` the raw loop replaying that policy's actions (``replay linear``)."""
+    and with ``replay`` the raw loop replaying that policy's actions (``replay linear``); with
+    ``gymnasium_step`` blackbox through gymnasium's step too (``linear gymnasium-step``)."""
     loops: dict[str, Raw | Lockstep | Replay | Ours] = {
         "raw": Raw(env_id, seed), "lockstep": Lockstep(env_id, popsize + 1, seed)}
     for name, policy in POLICIES.items():
         made = ({f"{name}@{g}": Ours(env_id, policy, popsize, g) for g in groups} if groups
                 else {name: Ours(env_id, policy, popsize, slots)})
         loops.update(made)
+        if gymnasium_step:
+            loops[f"{name} gymnasium-step"] = Ours(env_id, {**policy, "direct": False}, popsize, slots)
         if replay:
             loops[f"replay {name}"] = Replay(env_id, next(iter(made.values())))
     names = list(loops)
@@ -261,7 +268,7 @@ def _baselines(name: str, rates: dict[str, np.ndarray]) -> list[str]:
         return []
     if name == "lockstep" or name.startswith("replay "):
         return ["raw"]
-    policy = name.split("@")[0]
+    policy = name.split("@")[0].split(" ")[0]
     return ["raw", "lockstep"] + ([f"replay {policy}"] if f"replay {policy}" in rates else [])
 
 
@@ -387,6 +394,8 @@ def main(argv=None) -> int:
                         help="forced group sizes, one blackbox contender per policy and size (e.g. 1 2 4 8 16 65)")
     parser.add_argument("--no-replay", dest="replay", action="store_false",
                         help="leave out the raw loops replaying each policy's actions")
+    parser.add_argument("--gymnasium-step", action="store_true",
+                        help="add blackbox contenders stepped through gymnasium's env.step (direct=False)")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--engine", action="store_true",
                         help="only the engine's own CPU time per environment step at each group size "
@@ -413,7 +422,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|")
     for env_id in args.envs:
         m = measure(env_id, args.popsize, args.rounds, args.steps, args.slots, groups=args.groups,
-                    replay=args.replay)
+                    replay=args.replay, gymnasium_step=args.gymnasium_step)
         rates = m["rates"]
         ratios = summary(rates)
         for k in rates:

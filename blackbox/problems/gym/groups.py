@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["measure_group_size", "cache_group_limit", "weights_group_limit", "FORWARD_SHARE", "MAX_GROUP",
+__all__ = ["measure_group_size", "slots_step_seconds", "cache_group_limit", "weights_group_limit", "FORWARD_SHARE", "MAX_GROUP",
            "MIN_GROUP", "SLOT_CACHE_BYTES"]
 
 #: The largest share of an environment step the engine's own work may cost per environment.
@@ -84,6 +84,29 @@ def env_step_seconds(make_env: Callable[[], Any], flatten: Callable[[Any], np.nd
         return max((time.thread_time() - start) / _ENV_STEPS, 1e-9)
     finally:
         env.close()
+
+
+def slots_step_seconds(slots: Any, action_space: Any) -> float:
+    """CPU seconds of one step of a one-slot container (reset with seed 0, stepped as
+    :func:`env_step_seconds` steps an environment), then closed: the environment step of an engine
+    that does not step through gymnasium (:mod:`.mujoco_slots`)."""
+    try:
+        space = copy.deepcopy(action_space)
+        space.seed(0)
+        actions = [np.asarray(space.sample())[None] for _ in range(4 + _ENV_STEPS)]
+        obs = np.zeros((1, slots.obs_size), dtype=slots.obs_dtype)
+        slots.reset(0, 0)
+        elapsed = 0.0
+        for k, action in enumerate(actions):
+            start = time.thread_time()
+            _, terminated, truncated = slots.step(action, 1, obs)
+            if k >= 4:
+                elapsed += time.thread_time() - start
+            if terminated[0] or (truncated is not None and truncated[0]):
+                slots.reset(0, 1)
+        return max(elapsed / _ENV_STEPS, 1e-9)
+    finally:
+        slots.close()
 
 
 class _IdleSlots:
@@ -148,15 +171,17 @@ def weights_group_limit(policy: Any) -> int:
 
 
 def measure_group_size(make_env: Callable[[], Any], flatten: Callable[[Any], np.ndarray], policy: Any,
-                       adapter: Any, obs_size: int, largest: int, normalizer: Any = None) -> int:
+                       adapter: Any, obs_size: int, largest: int, normalizer: Any = None,
+                       env_step: float | None = None) -> int:
     """The smallest group (:data:`MIN_GROUP` times a power of two below ``largest``, or ``largest``)
-    whose engine step costs at most :data:`FORWARD_SHARE` of one environment step per environment,
-    and never more slots than :func:`cache_group_limit` allows for the policy's weights."""
+    whose engine step costs at most :data:`FORWARD_SHARE` of one environment step per environment
+    (``env_step`` seconds where measured already, else :func:`env_step_seconds`), and never more slots
+    than :func:`cache_group_limit` allows for the policy's weights."""
     largest = max(1, min(int(largest), MAX_GROUP, weights_group_limit(policy)))
     group = min(MIN_GROUP, largest)
     if group == largest:
         return group
-    budget = FORWARD_SHARE * env_step_seconds(make_env, flatten)
+    budget = FORWARD_SHARE * (env_step if env_step is not None else env_step_seconds(make_env, flatten))
     while group < largest:
         if engine_step_seconds(policy, adapter, obs_size, group, normalizer) / group <= budget:
             return group

@@ -8,8 +8,8 @@ resolved config see them. Inside, the problem reads them in groups, frozen datac
 when they are made (:meth:`GymParams.groups`, the problem's ``config``):
 
 - :class:`Environment` ``(id, kwargs, max_episode_steps)``: ``env``, ``env_kwargs``, ``max_episode_steps``
-- :class:`Episodes` ``(count, batched, vectorized, slots, reward_shift, shared_seed)``: ``episodes``,
-  ``batched``, ``vectorized``, ``slots``, ``reward_shift``, ``shared_seed``
+- :class:`Episodes` ``(count, batched, vectorized, direct, slots, reward_shift, shared_seed)``: ``episodes``,
+  ``batched``, ``vectorized``, ``direct``, ``slots``, ``reward_shift``, ``shared_seed``
 - :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads)``:
   ``policy`` and the other names as they are
 - :class:`ObsNorm` ``(prob, clip)``, None when off: ``obs_norm`` (on or off), ``obs_norm_prob``, ``obs_clip``
@@ -113,7 +113,8 @@ def _group_size(value: Any) -> int | None:
 class Episodes(_Group):
     """``count`` episodes per evaluation (the fitness is their mean return), run side by side in
     ``slots`` environments (``batched``; ``"auto"`` or None: a group size measured per task and
-    machine, :mod:`.groups`), CartPole in one numpy operation (``vectorized``);
+    machine, :mod:`.groups`), CartPole in one numpy operation (``vectorized``), MuJoCo's locomotion
+    tasks by calling ``mj_step`` directly (``direct``, :mod:`.mujoco_slots`; both bit for bit gymnasium's);
     ``reward_shift`` is added to every reward of a training episode (Mania et al. 2018 remove
     Hopper's survival bonus with -1), never to ``score``, ``play`` or the goal check;
     ``shared_seed``: every row of a generation plays from the same starts (common random numbers)."""
@@ -121,16 +122,19 @@ class Episodes(_Group):
     count: int = 1
     batched: bool = True
     vectorized: bool = True
+    direct: bool = True
     slots: int | str | None = None
     reward_shift: float = 0.0
     shared_seed: bool = False
-    FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "slots": "slots",
+    FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "direct": "direct",
+            "slots": "slots",
             "reward_shift": "reward_shift", "shared_seed": "shared_seed"}
 
     def __post_init__(self) -> None:
         _set(self, "count", check_int("episodes", self.count, minimum=1))
         _set(self, "batched", bool(self.batched))
         _set(self, "vectorized", bool(self.vectorized))
+        _set(self, "direct", bool(self.direct))
         if self.slots is not None:
             _set(self, "slots", _group_size(self.slots))
         _set(self, "reward_shift", check_float("reward_shift", self.reward_shift))
@@ -299,6 +303,7 @@ class GymParams:
     torch_threads: int | None = 1
     reward_shift: float = 0.0
     shared_seed: bool = False
+    direct: bool = True
 
     def groups(self) -> GymConfig:
         """These options in their groups, every value checked (those of a group that is off too)."""

@@ -61,7 +61,7 @@ from ..devices import resolve_device
 from .actions import make_action_adapter
 from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as before
 from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
-from .engine import make_engine, replica
+from .engine import direct_task_of, make_engine, replica
 from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
 from .episode_cap import running_cap
 from .obs_norm import Normalizer, RunningStats, sampled_rows
@@ -144,6 +144,9 @@ class GymProblem(Problem):
         self.policy = task_policy(self, config.policy)
         self.dim = self.policy.dim
         self.vectorized = config.episodes.vectorized and replica(self) is not None
+        #: The MuJoCo task stepped by ``mj_step`` directly (:mod:`.mujoco_slots`), or None: gymnasium's step.
+        self.direct_task = direct_task_of(self) if config.episodes.direct and config.episodes.batched else None
+        self.direct = self.direct_task is not None
         self.stats = RunningStats(self.obs_size) if config.obs_norm is not None else None
         self.cap = running_cap(config.episode_cap, self.step_limit)
         self.reference: np.ndarray | None = None

@@ -17,7 +17,8 @@ def describe(problem: GymProblem) -> dict[str, object]:
     summary: dict[str, object] = {"name": problem.name, "env": problem.env_id, "dim": problem.dim, "policy": problem.policy.describe(),
                "actions": problem.adapter.describe(), "episodes": config.episodes.count,
                "max_episode_steps": problem.max_episode_steps, "obs_norm": config.obs_norm is not None,
-               "batched": config.episodes.batched, "vectorized": problem.vectorized}
+               "batched": config.episodes.batched, "vectorized": problem.vectorized,
+               "direct": problem.direct}
     if problem.atari or problem.frame_skip > 1 or problem.frame_stack > 1:
         summary.update(atari=problem.atari, frame_skip=problem.frame_skip, frame_stack=problem.frame_stack,
                        decisions_per_episode=problem.step_limit)
