@@ -31,7 +31,7 @@ the contenders back to back in a freshly shuffled order, each for about ``--step
 CPU seconds of this process. Each round gives ratios of the contenders' rates measured within
 seconds of each other; the table prints the median of those per-round ratios to raw, to the replay
 of the same policy's actions and to lockstep with their interquartile range (q25-q75), the median
-rates, and the load average at start and end.
+rates with the best round's (the least CPU time per step), and the load average at start and end.
 ``--profile`` adds a cProfile of the MLP loop on the first task, grouped (simulator, gymnasium,
 policy, observation statistics, normalizer, rest).
 """
@@ -418,7 +418,7 @@ def main(argv=None) -> int:
           f"the contenders in a shuffled order each round; steps per CPU-second (process time); "
           f"ratios: median of the per-round ratios [q25-q75]")
     print(f"commit {_commit()}; load average at start: {_load()} on {os.cpu_count()} CPUs", flush=True)
-    print("| task | contender | group | steps/CPU-s (median) | / raw | / replay (same actions) | / lockstep |")
+    print("| task | contender | group | steps/CPU-s, median (best round) | / raw | / replay (same actions) | / lockstep |")
     print("|---|---|---|---|---|---|---|")
     for env_id in args.envs:
         m = measure(env_id, args.popsize, args.rounds, args.steps, args.slots, groups=args.groups,
@@ -431,7 +431,8 @@ def main(argv=None) -> int:
                 key = next((r for r in ratios if r.startswith(f"{k}/") and r.split("/", 1)[1].startswith(base)), None)
                 cells.append("" if key is None else "{:.2f}x [{:.2f}-{:.2f}]".format(*ratios[key]))
             group = m["groups"].get(k, args.popsize + 1 if k == "lockstep" else 1)
-            print(f"| {env_id} | {k} | {group} | {float(np.median(rates[k])):,.0f} | {' | '.join(cells)} |", flush=True)
+            rate = f"{float(np.median(rates[k])):,.0f} ({float(np.max(rates[k])):,.0f})"
+            print(f"| {env_id} | {k} | {group} | {rate} | {' | '.join(cells)} |", flush=True)
         print(f"load average after {env_id}: {_load()}", flush=True)
     print(f"load average at end: {_load()}")
     if args.profile:

@@ -16,7 +16,7 @@ import functools
 from typing import TYPE_CHECKING
 
 from .groups import measure_group_size, slots_step_seconds
-from .mujoco_slots import DirectTask, MujocoSlots, direct_task
+from .mujoco_slots import DirectTask, MujocoSlots, direct_task, registered_task
 from .rollout import BatchedRollouts, OneByOneRollouts
 from .slots import CARTPOLE_IDS, CartPoleSlots, GymSlots, flatten_observation
 
@@ -43,8 +43,8 @@ def direct_task_of(problem: GymProblem) -> type[DirectTask] | None:
     """The MuJoCo task class that steps ``problem``'s environment by ``mj_step`` directly, or None
     where gymnasium's step is used (:func:`~blackbox.problems.gym.mujoco_slots.direct_task`)."""
     if not (isinstance(problem.env, str) and problem.frame_skip == 1 and problem.frame_stack == 1
-            and not problem.atari):
-        return None
+            and not problem.atari and registered_task(problem.env) is not None):
+        return None  # nothing is made for the tasks that have no direct step
     return direct_task(functools.partial(problem.make_env, checked=False))
 
 

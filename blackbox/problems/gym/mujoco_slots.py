@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MujocoSlots", "DirectTask", "direct_task", "TASKS"]
+__all__ = ["MujocoSlots", "DirectTask", "direct_task", "registered_task", "TASKS"]
 
 
 class DirectTask(abc.ABC):
@@ -269,6 +269,18 @@ def _task_class(env: Any) -> type[DirectTask] | None:
     if task is None or getattr(env.unwrapped, "render_mode", None) is not None:
         return None
     return task
+
+
+def registered_task(env_id: str) -> type[DirectTask] | None:
+    """The task class of a registered id whose entry point is one of :data:`TASKS`, read from
+    gymnasium's registry without making anything (None for every other id)."""
+    import gymnasium
+
+    try:
+        entry = gymnasium.spec(env_id).entry_point
+    except gymnasium.error.Error:
+        return None
+    return TASKS.get(entry.replace(":", ".")) if isinstance(entry, str) else None
 
 
 def direct_task(make_env: Callable[[], Any]) -> type[DirectTask] | None:

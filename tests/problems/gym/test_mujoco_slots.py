@@ -136,3 +136,10 @@ def test_a_gymnasium_whose_step_differs_is_stepped_by_gymnasium(monkeypatch):
     monkeypatch.setattr(mujoco_slots.HalfCheetah, "finish", off_by_one_ulp)
     assert direct_task(make) is None
     assert not GymProblem("HalfCheetah-v5", policy="linear").direct
+
+
+def test_the_registry_names_the_tasks_with_a_direct_step_without_making_them():
+    assert mujoco_slots.registered_task("Walker2d-v5") is mujoco_slots.Walker2d
+    assert mujoco_slots.registered_task("Walker2d-v4") is None  # v4's step has other formulas
+    assert mujoco_slots.registered_task("CartPole-v1") is None
+    assert mujoco_slots.registered_task("NoSuchTask-v0") is None
