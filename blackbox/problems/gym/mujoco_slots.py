@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .slots import close_all
+
 __all__ = ["MujocoSlots", "DirectTask", "direct_task", "registered_task", "TASKS"]
 
 
@@ -418,9 +420,5 @@ class MujocoSlots:
         self._position[[src, dst]] = self._position[[dst, src]]
 
     def close(self) -> None:
-        for env in self.envs:
-            try:
-                env.close()
-            except Exception:  # noqa: BLE001 - closing a broken env must not hide the real error
-                pass
+        close_all(self.envs)
         self.envs, self.datas, self._ctrls, self._qposes, self._qvels = [], [], [], [], []

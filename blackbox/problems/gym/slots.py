@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GymSlots", "CartPoleSlots", "flatten_observation", "observation_dtype", "CARTPOLE_IDS"]
+__all__ = ["GymSlots", "CartPoleSlots", "close_all", "flatten_observation", "observation_dtype", "CARTPOLE_IDS"]
 
 #: Environment ids that :class:`CartPoleSlots` replicates exactly.
 CARTPOLE_IDS = ("CartPole-v0", "CartPole-v1")
@@ -51,6 +51,15 @@ def flatten_observation(space: Any) -> Callable[[Any], np.ndarray]:
     if isinstance(space, spaces.Box):
         return lambda obs: np.asarray(obs, dtype=dtype).reshape(-1)
     return lambda obs: np.asarray(spaces.flatten(space, obs), dtype=dtype).reshape(-1)
+
+
+def close_all(envs: list[Any]) -> None:
+    """Close every environment of ``envs``; one that fails to close does not stop the others."""
+    for env in envs:
+        try:
+            env.close()
+        except Exception:  # noqa: BLE001 - closing a broken env must not hide the real error
+            pass
 
 
 class GymSlots:
@@ -116,11 +125,7 @@ class GymSlots:
         self.envs[src], self.envs[dst] = self.envs[dst], self.envs[src]
 
     def close(self) -> None:
-        for env in self.envs:
-            try:
-                env.close()
-            except Exception:  # noqa: BLE001 - closing a broken env must not hide the real error
-                pass
+        close_all(self.envs)
         self.envs = []
 
 
