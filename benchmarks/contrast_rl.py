@@ -1,14 +1,20 @@
-"""ES against PPO (and blackbox's ars against sb3-contrib's ARS) over tasks: the table of BENCHMARKS.md.
+"""ES against PPO (and blackbox against sb3-contrib's ARS) over tasks and seeds: the table of BENCHMARKS.md.
 
     python benchmarks/contrast_rl.py                                  # Pendulum, Hopper, HalfCheetah + ARS
     python benchmarks/contrast_rl.py --tasks Pendulum-v1 --max-time 300
+    python benchmarks/contrast_rl.py --tasks --ars --ars-preset Swimmer-v5 Pendulum-v1 --seeds 100-102 \
+        --out runs/ars-efficiency                                     # the presets against the zoo's ARS
     python benchmarks/contrast_rl.py --from runs/c1/contrast-rl.json runs/c2/contrast-rl.json \\
         --section docs/benchmarks/contrast-rl.json                    # tabulate saved contrasts
 
 Each contrast is ``blackbox contrast rl TASK --max-time S`` (the ES preset against PPO with RL
 Baselines3 Zoo's tuned settings, same goal, same machine); ``--ars TASK`` adds
-``blackbox contrast rl TASK --baseline ars``. ``--section`` writes the table as
-``benchmarks/run_all.py``'s contrast-rl section, from which BENCHMARKS.md is assembled.
+``blackbox contrast rl TASK --baseline ars`` (blackbox's ars and sb3-contrib's ARS, both with the zoo's ARS
+settings), ``--ars-preset TASK`` ``blackbox contrast rl TASK --baseline ars --es-settings preset --race steps``
+(the task's preset against the zoo's tuned ARS, the baseline stopped at the steps the preset needed: enough
+to tell which needed fewer). ``--race-ppo`` races PPO on wall time the same way. ``--seeds`` runs each
+contrast on each seed; ``--out`` keeps each contrast's ``contrast-rl.json`` and plot. ``--section`` writes
+the table as ``benchmarks/run_all.py``'s contrast-rl section, from which BENCHMARKS.md is assembled.
 """
 
 from __future__ import annotations
@@ -37,11 +43,23 @@ def _loads(reports: list[dict]) -> str:
         if values else ""
 
 
+def _seeds(text: str) -> list[int]:
+    """``N`` (one seed) or ``A-B`` (A to B inclusive)."""
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", nargs="+", default=["Pendulum-v1", "Hopper-v5", "HalfCheetah-v5"])
+    parser.add_argument("--tasks", nargs="*", default=["Pendulum-v1", "Hopper-v5", "HalfCheetah-v5"])
     parser.add_argument("--ars", nargs="*", default=["HalfCheetah-v5"], help="tasks of the ARS comparison")
-    parser.add_argument("--max-time", type=float, default=600.0, help="seconds of training per method")
+    parser.add_argument("--ars-preset", nargs="*", default=[],
+                        help="tasks of the preset against sb3-contrib's ARS (zoo settings), raced on steps")
+    parser.add_argument("--race-ppo", action="store_true", help="stop PPO at the wall time ES needed to the goal")
+    parser.add_argument("--seeds", default="0", help="seeds of every contrast: N or A-B (default: 0)")
+    parser.add_argument("--out", type=Path, help="keep each contrast's contrast-rl.json and plot here")
+    parser.add_argument("--max-time", type=float, default=600.0,
+                        help="seconds of training per method (0: no time cap, the step budgets only)")
     parser.add_argument("--from", dest="saved", nargs="+", type=Path, help="tabulate these contrast-rl.json files")
     parser.add_argument("--section", type=Path, help="write run_all.py's contrast-rl section here")
     args = parser.parse_args(argv)
@@ -56,9 +74,27 @@ def main(argv=None) -> int:
         from blackbox.cli.run import run_config_from_flags as read
         from blackbox.lab.contrast.rl import run_rl_contrast
 
-        reports = [run_rl_contrast(task, read, max_time=args.max_time).as_dict() for task in args.tasks]
-        reports += [run_rl_contrast(task, read, baseline="ars", max_time=args.max_time).as_dict()
-                    for task in args.ars]
+        cap = args.max_time or None
+        plan = ([(task, "ppo", {"race": "time" if args.race_ppo else None}) for task in args.tasks]
+                + [(task, "ars-zoo", {"baseline": "ars"}) for task in args.ars]
+                + [(task, "ars-preset", {"baseline": "ars", "es_settings": "preset", "race": "steps"})
+                   for task in args.ars_preset])
+        reports = []
+        for task, kind, options in plan:
+            for seed in _seeds(args.seeds):
+                name = f"{task}-{kind}-{seed}"
+                out = None if args.out is None else args.out / name
+                report = run_rl_contrast(task, read, seed=seed, max_time=cap, out=out,
+                                         log=lambda line: print(line, file=sys.stderr, flush=True), **options)
+                reports.append(report.as_dict())
+                print(f"{name}: ES {report.es.steps_to_goal}, baseline {report.rl.steps_to_goal} "
+                      f"({report.rl.total_steps:,} steps run)", flush=True)
+                if out is not None:
+                    from blackbox.files import write_json
+                    from blackbox.lab.contrast.rl_report import plot_rl_contrast
+
+                    plot_rl_contrast(report, out / "contrast-rl.png")
+                    write_json(out / "contrast-rl.json", report.as_dict())
         dates = [time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())]
     body = run_all.contrast_rl_body(reports, args.max_time)
     print(body["markdown"])

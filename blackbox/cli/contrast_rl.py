@@ -33,8 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("task", help="a Gymnasium id, e.g. Pendulum-v1, Hopper-v5, HalfCheetah-v5")
     parser.add_argument("--baseline", choices=("ppo", "ars"), default="ppo",
-                        help="ppo: the ES preset against PPO (default); ars: blackbox's ars against sb3-contrib's "
-                             "ARS, both with the zoo's ARS settings")
+                        help="ppo: the ES preset against PPO (default); ars: blackbox against sb3-contrib's ARS with "
+                             "the zoo's ARS settings")
+    parser.add_argument("--es-settings", choices=("preset", "zoo"),
+                        help="the ES side's settings with --baseline ars: zoo (default: blackbox's ars with the "
+                             "zoo's ARS settings, one algorithm against another implementation) or preset (the task's "
+                             "preset against the zoo's tuned ARS); against PPO the ES side is always the preset")
+    parser.add_argument("--race", choices=("steps", "time"),
+                        help="stop the baseline at the steps (or wall time) ES needed to reach the goal: enough to "
+                             "tell which side needed fewer (default: the baseline runs its whole budget)")
     parser.add_argument("--workers", type=int, default=1,
                         help="ES processes (loky executor when > 1) and the baseline's torch threads (default: 1)")
     parser.add_argument("--threads", type=int, help="torch threads of the baseline (default: --workers)")
@@ -81,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     report = run_rl_contrast(
         args.task, run_config_from_flags, baseline=args.baseline, seed=args.seed, workers=args.workers, goal=args.goal,
         goal_episodes=args.goal_episodes, max_steps=args.max_steps, max_time=args.max_time,
-        es_flags=shlex.split(args.es_args), threads=args.threads, out=out,
+        es_flags=shlex.split(args.es_args), threads=args.threads, out=out, es_settings=args.es_settings, race=args.race,
         log=None if args.json else (lambda line: print(line, file=sys.stderr, flush=True)),
     )
     plot = None if args.no_plot else plot_rl_contrast(report, out / "contrast-rl.png")

@@ -214,3 +214,70 @@ def test_reading_the_zoo_leaves_gymnasiums_time_limit_alone():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "TimeLimit"]
+
+
+# -- issue 22: the preset against the zoo's ARS, and races -----------------------------------------
+
+def _raced(monkeypatch, es_steps: int | None, es_time: float | None, **contrast) -> tuple[dict, object]:
+    """A Pendulum contrast with both sides faked, ES reaching its goal at ``es_steps`` / ``es_time``."""
+    from blackbox.cli.run import run_config_from_flags
+    from blackbox.config.run import resolve_run_config
+    from blackbox.lab.contrast import rl
+    from blackbox.lab.contrast.sb3 import RLCurve
+
+    seen: dict = {}
+
+    def es_curve(task, flags, seed, out, suffix, read_flags, log=None):
+        seen["es_flags"], seen["suffix"] = flags, suffix
+        resolved = resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags])).to_dict()
+        curve = RLCurve("es", config={"command": "blackbox run"})
+        curve.steps_to_goal, curve.time_to_goal = es_steps, es_time
+        return curve, resolved
+
+    def train(entry, **kwargs):
+        seen["rl"], seen["entry"] = kwargs, entry
+        return RLCurve("ars")
+
+    monkeypatch.setattr(rl, "_es_curve", es_curve)
+    monkeypatch.setattr(rl, "train_sb3", train)
+    return seen, rl.run_rl_contrast("Pendulum-v1", run_config_from_flags, **contrast)
+
+
+@needs_sb3
+def test_the_preset_against_the_zoos_ars_raced_on_steps(monkeypatch):
+    seen, report = _raced(monkeypatch, 3_109_500, 45.0, baseline="ars", es_settings="preset", race="steps")
+    assert seen["suffix"] == " (preset)" and "--strategy" not in seen["es_flags"]  # the preset's own strategy
+    assert seen["entry"].algo == "ars" and seen["rl"]["max_steps"] == 3_109_500 and seen["rl"]["max_time"] is None
+    assert report.es_settings == "preset" and report.race == "steps"
+    assert ("race on steps: the baseline stopped at the 3,109,500 steps ES needed to reach the goal; 'not reached' "
+            "there means it needs more steps than ES") in report.notes
+    assert report.as_dict()["es_settings"] == "preset" and report.as_dict()["race"] == "steps"
+
+
+@needs_sb3
+def test_a_race_on_time_caps_the_baselines_clock_and_an_unsolved_es_races_nothing(monkeypatch):
+    seen, report = _raced(monkeypatch, 800_000, 69.5, race="time", max_time=450.0)
+    assert seen["rl"]["max_time"] == 69.5 and seen["rl"]["max_steps"] == 10_000_000
+    assert any(n.startswith("race on time: the baseline stopped at the 69.5 s of training ES needed") for n in report.notes)
+    seen, report = _raced(monkeypatch, None, None, race="steps")
+    assert seen["rl"]["max_steps"] == 10_000_000
+    assert "race on steps: ES did not reach the goal, so the baseline ran the whole budget" in report.notes
+
+
+@needs_sb3
+def test_ars_against_ars_keeps_the_zoos_settings_on_both_sides_by_default(monkeypatch):
+    seen, report = _raced(monkeypatch, None, None, baseline="ars")
+    assert seen["es_flags"][:2] == ["--strategy", "ars"] and seen["suffix"] == "" and report.es_settings == "zoo"
+
+
+@needs_sb3
+def test_contrast_settings_refused_with_one_line(monkeypatch):
+    from blackbox.errors import ConfigError
+
+    with pytest.raises(ConfigError) as error:
+        _raced(monkeypatch, None, None, es_settings="zoo")
+    assert str(error.value) == ("es_settings must be 'preset' (the zoo has ARS settings only for --baseline ars) with "
+                                "baseline 'ppo', got 'zoo'")
+    with pytest.raises(ConfigError) as error:
+        _raced(monkeypatch, None, None, baseline="ars", race="wall")
+    assert str(error.value) == "race must be one of steps, time (or none), got 'wall'"

@@ -4,8 +4,12 @@ The ES side is exactly ``blackbox run --problem gym:TASK`` (the task's preset, t
 resolver; ``--executor loky:workers=N`` may spread it over the cores), the RL side Stable-Baselines3's
 PPO with RL Baselines3 Zoo's tuned settings (:mod:`.sb3`). Both stop at the same return goal, judged
 the same way (the mean of fresh episodes of the current policy), or at their budget. With
-``baseline="ars"`` the ES side is blackbox's ``ars`` and the RL side sb3-contrib's ARS, both with the
-zoo's ARS settings for the task (:func:`ars_settings` translates them).
+``baseline="ars"`` the RL side is sb3-contrib's ARS with the zoo's ARS settings, and the ES side blackbox's
+``ars`` with the same settings (``es_settings="zoo"``, :func:`ars_settings` translates them: one algorithm,
+two implementations) or the task's preset (``es_settings="preset"``: what a user gets, against the zoo's
+tuned ARS). ``race`` stops the baseline once it has used the steps (``"steps"``) or the wall time
+(``"time"``) that ES needed to reach the goal: enough to tell which side needed less of it, for a
+fraction of a baseline that would otherwise run its whole budget.
 
 The report sets the measured ratios beside the claims of Salimans et al. (2017): ES needed 3-10x
 more data than TRPO on MuJoCo, and wins on wall-clock time because it parallelizes.
@@ -30,7 +34,10 @@ from .zoo import ZooEntry, require_sb3, zoo_entry
 if TYPE_CHECKING:
     from ...config.run import ResolvedRun, RunConfig
 
-__all__ = ["PAPER_DATA", "PAPER_QUOTE", "RLContrastReport", "ars_settings", "run_rl_contrast", "check_task"]
+__all__ = ["PAPER_DATA", "PAPER_QUOTE", "RACES", "RLContrastReport", "ars_settings", "run_rl_contrast", "check_task"]
+
+#: What ``race`` may stop the baseline at: ES's steps or ES's wall time to the goal.
+RACES = ("steps", "time")
 
 #: Salimans et al. 2017, section 4.1: ES's data efficiency on MuJoCo against TRPO.
 PAPER_DATA = (3.0, 10.0)
@@ -52,6 +59,10 @@ class RLContrastReport:
     notes: list[str] = field(default_factory=list)
     #: When and under which load (1-minute load averages before and after) the contrast ran.
     measured: dict[str, Any] = field(default_factory=dict)
+    #: Where the ES side's settings came from (``"preset"`` or ``"zoo"``) and what the baseline raced on.
+    es_settings: str = "preset"
+    race: str | None = None
+    seed: int = 0
 
     @property
     def data_ratio(self) -> float | None:
@@ -72,7 +83,8 @@ class RLContrastReport:
                 "baseline": self.baseline, "es": self.es.as_dict(), "rl": self.rl.as_dict(),
                 "es_command": self.es_command, "data_ratio": self.data_ratio, "time_ratio": self.time_ratio,
                 "paper": {"data_ratio": list(PAPER_DATA), "quote": PAPER_QUOTE}, "notes": self.notes,
-                "measured": self.measured}
+                "measured": self.measured, "es_settings": self.es_settings, "race": self.race,
+                "seed": self.seed}
 
 
 #: A Gymnasium id: ``Name-vN``, optionally ``namespace/Name-vN`` (no module prefix, no options).
@@ -192,7 +204,8 @@ def preset_step_budget(run: ResolvedRun) -> int | None:
 def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo", seed: int = 0, workers: int = 1,
                     goal: float | None = None, goal_episodes: int | None = None, max_steps: int | None = None,
                     max_time: float | None = None, es_flags: list[str] | None = None,
-                    threads: int | None = None, out: str | Path | None = None, log: Callable[[str], object] | None = None) -> RLContrastReport:
+                    threads: int | None = None, out: str | Path | None = None, log: Callable[[str], object] | None = None,
+                    es_settings: str | None = None, race: str | None = None) -> RLContrastReport:
     """Train ES and the RL baseline on ``task`` to the same goal or budget; the report.
 
     ``workers`` > 1 runs ES on the loky executor with that many processes; ``threads`` sets torch's
@@ -203,15 +216,24 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     and the preset's (:func:`preset_step_budget`), with or without ``max_time`` (a time cap for both on top
     of it, never instead of it). Both clocks follow :data:`CLOCK_RULE`. ``log``
     (e.g. a print to stderr) gets progress lines from each side while it trains.
+    ``es_settings`` (``baseline="ars"`` only): ``"zoo"`` (the default there) or ``"preset"``; ``race``:
+    ``"steps"`` or ``"time"`` (see the module docstring), ``None`` for the whole budget.
     """
     if baseline not in ("ppo", "ars"):
         raise ConfigError(f"baseline must be 'ppo' or 'ars', got {baseline!r}")
+    if es_settings is None:
+        es_settings = "zoo" if baseline == "ars" else "preset"
+    if es_settings not in ("preset", "zoo") or (baseline == "ppo" and es_settings != "preset"):
+        allowed = "'preset' or 'zoo'" if baseline == "ars" else "'preset' (the zoo has ARS settings only for --baseline ars)"
+        raise ConfigError(f"es_settings must be {allowed} with baseline {baseline!r}, got {es_settings!r}")
+    if race is not None and race not in RACES:
+        raise ConfigError(f"race must be one of {', '.join(RACES)} (or none), got {race!r}")
     require_sb3()
     check_task(task)
     if workers < 1:
         raise ConfigError(f"workers must be >= 1 (processes for ES), got {workers}")
     entry = zoo_entry(baseline, task)
-    flags, notes = (ars_settings(entry) if baseline == "ars" else ([], []))
+    flags, notes = (ars_settings(entry) if es_settings == "zoo" else ([], []))
     flags = list(flags) + list(es_flags or [])
     suffix = "" if flags else " (preset)"
     if workers > 1:
@@ -243,11 +265,23 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
     if preset_note:
         notes.append(preset_note)
     notes.append(CLOCK_RULE)
-    rl = train_sb3(entry, goal=goal_value, goal_episodes=episodes, max_steps=max_steps, max_time=max_time,
+    rl_steps, rl_time = max_steps, max_time
+    if race is not None and es.reached:
+        if race == "steps":
+            rl_steps = min(max_steps, int(es.steps_to_goal or 0))
+        else:
+            rl_time = min(max_time, float(es.time_to_goal or 0.0)) if max_time is not None else float(es.time_to_goal or 0.0)
+        spent = f"{rl_steps:,} steps" if race == "steps" else f"{rl_time:.1f} s of training"
+        notes.append(f"race on {race}: the baseline stopped at the {spent} ES needed to reach the goal; "
+                     f"'not reached' there means it needs more {'steps' if race == 'steps' else 'wall time'} than ES")
+    elif race is not None:
+        notes.append(f"race on {race}: ES did not reach the goal, so the baseline ran the whole budget")
+    rl = train_sb3(entry, goal=goal_value, goal_episodes=episodes, max_steps=rl_steps, max_time=rl_time,
                    seed=seed, threads=threads or workers, log=log)
     measured["load_after"] = _load()
     return RLContrastReport(task=task, goal=goal_value, goal_episodes=episodes, baseline=baseline, es=es, rl=rl,
-                            es_command=es.config["command"], notes=notes, measured=measured)
+                            es_command=es.config["command"], notes=notes, measured=measured,
+                            es_settings=es_settings, race=race, seed=seed)
 
 
 def _load() -> float | None:

@@ -109,11 +109,12 @@ def _budget(stop: dict) -> str:
 
 
 def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
-    """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task and baseline."""
+    """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task, seed and
+    baseline. A baseline stopped by a race and short of the goal shows what it had spent: more than that."""
     low, high = PAPER_DATA
-    lines = ["| task | goal | ES (steps / wall to goal) | baseline (steps / wall to goal) | ES data / baseline's "
+    lines = ["| task | seed | goal | ES (steps / wall to goal) | baseline (steps / wall to goal) | ES data / baseline's "
              f"(paper: {low:g}-{high:g}x) | baseline wall / ES's | best checks (ES / baseline) | budget (ES; baseline) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
         es, rl = r["es"], r["rl"]
         data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
@@ -122,11 +123,22 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
         goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
         budget = (f"{_budget(es['config'].get('stop') or {})}; "
                   f"{_budget({'max_steps': rl['config'].get('budget_steps'), 'max_time': rl['config'].get('max_time')})}")
-        lines.append(f"| {r['task']} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
-                     f"| {rl['method']}: {_cell(rl['steps_to_goal'], rl['time_to_goal'])} | {data} | {wall} | {best} "
-                     f"| {budget} |")
+        baseline = _cell(rl["steps_to_goal"], rl["time_to_goal"])
+        race = r.get("race")
+        if race and rl["steps_to_goal"] is None and es["steps_to_goal"] is not None:
+            baseline = (f"not reached in {rl['total_steps']:,} steps (more than ES's)" if race == "steps"
+                        else f"not reached in {rl['total_time']:,.0f} s (more than ES's)")
+            data = f"< {es['steps_to_goal'] / max(rl['total_steps'], 1):.2f}x" if race == "steps" else data
+            wall = f"> {rl['total_time'] / max(es['time_to_goal'], 1e-9):.2f}x" if race == "time" else wall
+        seed = r.get("seed", "-")
+        lines.append(f"| {r['task']} | {seed} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
+                     f"| {rl['method']}: {baseline} | {data} | {wall} | {best} | {budget} |")
     lines += ["", PAPER_QUOTE + "."]
-    notes = sorted({note for r in reports for note in r.get("notes", [])})
+    notes = sorted({note for r in reports for note in r.get("notes", []) if not note.startswith("race on ")})
+    races = sorted({r["race"] for r in reports if r.get("race")})
+    for race in races:
+        notes.append(f"raced on {race}: the baseline stopped once it had used the {race} ES needed to reach the goal "
+                     f"(a baseline that had not reached it by then needs more {race} than ES)")
     shifted = [r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("reward_shift")]
     if shifted and not any("reward_shift" in note for note in notes):
         notes.append(f"{', '.join(shifted)}: ES's best check is its training return, shifted by reward_shift per "
