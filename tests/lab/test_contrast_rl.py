@@ -281,3 +281,17 @@ def test_contrast_settings_refused_with_one_line(monkeypatch):
     with pytest.raises(ConfigError) as error:
         _raced(monkeypatch, None, None, baseline="ars", race="wall")
     assert str(error.value) == "race must be one of steps, time (or none), got 'wall'"
+
+
+@needs_sb3
+def test_the_baselines_last_check_is_judged_too():
+    """A budget that ends before the first interval check (as a race on steps can) still judges the
+    check where training ended: reaching the goal there counts, with its confirmation."""
+    from blackbox.lab.contrast.sb3 import train_sb3
+    from blackbox.lab.contrast.zoo import zoo_entry
+
+    curve = train_sb3(zoo_entry("ppo", "CartPole-v1"), goal=0.0, goal_episodes=3, max_steps=2_000, max_time=None,
+                      seed=0, threads=1)
+    assert curve.config["check_every"] > curve.total_steps  # no interval check ran
+    assert curve.reached and curve.steps_to_goal == curve.total_steps == curve.steps[-1]
+    assert len(curve.confirmations) == 1 and curve.stop_reason.startswith("mean over 3 fresh episodes ")

@@ -108,10 +108,22 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             return None if vec is None else vec.normalize_obs
 
         def final_check(self) -> None:
-            curve.steps.append(int(self.model.num_timesteps))
+            """The check where training ended: judged like every check, so a baseline that reached the
+            goal after its last interval check, at the end of its budget (a race's included), is counted."""
+            steps = int(self.model.num_timesteps)
+            curve.steps.append(steps)
             curve.times.append(curve.total_time)
             began = time.perf_counter()
-            curve.returns.append(_episode(self.model, env, self._normalize(), self._fresh_seed()))
+            normalize = self._normalize()
+            value = _episode(self.model, env, normalize, self._fresh_seed())
+            curve.returns.append(value)
+            if goal is not None and value >= goal:
+                mean = float(np.mean([_episode(self.model, env, normalize, self._fresh_seed())
+                                      for _ in range(goal_episodes)]))
+                curve.confirmations.append([steps, mean])
+                if mean >= goal:
+                    curve.steps_to_goal, curve.time_to_goal = steps, curve.total_time
+                    curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
             curve.confirm_time += time.perf_counter() - began
 
         def _on_step(self) -> bool:
