@@ -204,10 +204,11 @@ def record_results(path: Path, task: str, done: list[dict], commit: str) -> None
     data = json.loads(path.read_text()) if path.exists() else {}
     data.setdefault("about", "Preset trials of benchmarks/rl_presets.py (serial executor, one process per trial, "
                              "on a shared 2-core machine); read by blackbox list presets and docs/rl.md.")
-    loads = [t["load"][0] for t in done if t.get("load")]
+    # the 1-minute load before and after each trial: a long trial's load is not the one it started under
+    loads = [x for t in done if t.get("load") for x in (t["load"][0], t["load"][3])]
     data.setdefault("rows", {})[task] = {
         "commit": commit, "date": max(t["date"] for t in done),
-        "load": f"{min(loads):.1f}-{max(loads):.1f} (1-min)" if loads else "unknown",
+        "load": f"{min(loads):.1f}-{max(loads):.1f} (1-min, before and after each trial)" if loads else "unknown",
         "command": done[0]["command"].rsplit(" --seed ", 1)[0],
         "trials": {str(t["seed"]): {"solved": t["solved"], "steps": t["steps"], "wall": round(t["wall"], 2),
                                     "best_center": t["best_center"]} for t in done},

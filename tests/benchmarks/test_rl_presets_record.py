@@ -1,0 +1,29 @@
+"""benchmarks/rl_presets.py's results row: a long trial's load is read before and after it, not only at its start."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+from tests.helpers import ROOT
+
+
+def test_a_rows_load_spans_the_load_before_and_after_each_trial(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        presets = importlib.import_module("rl_presets")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    trial = {"seed": 102, "command": "blackbox run --problem gym:Walker2d-v5 --seed 102", "solved": True,
+             "steps": 10_380_084, "wall": 2107.398, "best_center": 3437.8, "date": "2026-11-27 13:49 UTC",
+             "load": [0.52, 0.84, 1.21, 3.72, 3.56, 3.41], "curve": [[1000, 2.0]]}
+    later = {**trial, "seed": 103, "load": [2.4, 2.0, 1.9, 4.1, 3.0, 2.5], "date": "2026-11-27 14:30 UTC"}
+    results = tmp_path / "results.json"
+    presets.record_results(results, "Walker2d-v5", [trial, later], "465da54")
+    row = json.loads(results.read_text())["rows"]["Walker2d-v5"]
+    assert row["load"] == "0.5-4.1 (1-min, before and after each trial)"
+    assert row["date"] == "2026-11-27 14:30 UTC" and row["command"] == "blackbox run --problem gym:Walker2d-v5"
+    assert row["trials"]["102"] == {"solved": True, "steps": 10_380_084, "wall": 2107.4, "best_center": 3437.8}
+    curves = json.loads((tmp_path / "results-curves.json").read_text())
+    assert curves["Walker2d-v5"] == {"commit": "465da54", "seeds": {"102": [[1000, 2.0]], "103": [[1000, 2.0]]}}
