@@ -187,7 +187,9 @@ PRESETS: dict[str, Preset] = {
                                   max_time=7200.0),
     "Walker2d-v5": _ars_mujoco({"popsize": 80, "top": 30, "sigma": 0.025, "lr": 0.03}, {"reward_shift": -1.0},
                                75_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in "
-                               "training, as RL Zoo's ars.yml)" + _UNCONFIRMED, max_time=14400.0),
+                               "training, as RL Zoo's ars.yml); seeds 101 and 102 reached 4,390 (37.5M and "
+                               "10.4M steps), seeds 100, 103 and 104 not yet measured to the end",
+                               max_time=14400.0),
     "Ant-v5": _ars_mujoco({"popsize": 120, "top": 20, "sigma": 0.025, "lr": 0.015}, {"reward_shift": -1.0},
                           150_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in "
                           "training, as RL Zoo's ars.yml)" + _UNCONFIRMED, max_time=28800.0),
