@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-
-from tests.helpers import ROOT
+from tests.helpers import benchmark_module
 
 
 def test_reduction_benchmark_prints_its_table(capsys):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        reduction = importlib.import_module("reduction")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    reduction = benchmark_module("reduction")
     reduction.main(["--dims", "300", "--popsize", "400", "--repeats", "1", "--columns", "4", "--nodes", "1", "3"])
     out = capsys.readouterr().out
     assert "| dim | popsize | blocks | float32 pass ms | fixed blocks ms |" in out

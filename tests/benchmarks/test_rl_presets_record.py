@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 
-from tests.helpers import ROOT
+from tests.helpers import benchmark_module
 
 
 def test_a_rows_load_spans_the_load_before_and_after_each_trial(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        presets = importlib.import_module("rl_presets")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    presets = benchmark_module("rl_presets")
     trial = {"seed": 102, "command": "blackbox run --problem gym:Walker2d-v5 --seed 102", "solved": True,
              "steps": 10_380_084, "wall": 2107.398, "best_center": 3437.8, "date": "2026-11-27 13:49 UTC",
              "load": [0.52, 0.84, 1.21, 3.72, 3.56, 3.41], "curve": [[1000, 2.0]]}

@@ -7,6 +7,18 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 
 
+def benchmark_module(name: str):
+    """Import ``benchmarks/<name>.py`` (the benchmarks are scripts beside each other, not a package)."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
 def subprocess_env(extra: dict | None = None) -> dict[str, str]:
     """The environment for a Python subprocess that imports ``tests.*`` (the repository on PYTHONPATH)."""
     import os

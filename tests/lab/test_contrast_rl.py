@@ -160,26 +160,9 @@ def test_the_presets_step_budget():
 
 
 def _budgets_seen(monkeypatch, **contrast) -> tuple[dict, object]:
-    """Run a Pendulum contrast with both trainings faked; what each side was given, and the report."""
-    from blackbox.cli.run import run_config_from_flags
-    from blackbox.config.run import resolve_run_config
-    from blackbox.lab.contrast import rl
-    from blackbox.lab.contrast.sb3 import RLCurve
-
-    seen: dict = {}
-
-    def es_curve(task, flags, seed, out, suffix, read_flags, log=None):
-        seen["es_flags"] = flags
-        resolved = resolve_run_config(read_flags(["--problem", f"gym:{task}", *flags])).to_dict()
-        return RLCurve("es", config={"command": "blackbox run"}), resolved
-
-    def train(entry, **kwargs):
-        seen["rl"] = kwargs
-        return RLCurve("ppo")
-
-    monkeypatch.setattr(rl, "_es_curve", es_curve)
-    monkeypatch.setattr(rl, "train_sb3", train)
-    return seen, rl.run_rl_contrast("Pendulum-v1", run_config_from_flags, **contrast)
+    """Run a Pendulum contrast with both trainings faked (ES short of its goal); what each side was given,
+    and the report."""
+    return _raced(monkeypatch, None, None, **contrast)
 
 
 @needs_sb3
@@ -219,7 +202,8 @@ def test_reading_the_zoo_leaves_gymnasiums_time_limit_alone():
 # -- issue 22: the preset against the zoo's ARS, and races -----------------------------------------
 
 def _raced(monkeypatch, es_steps: int | None, es_time: float | None, **contrast) -> tuple[dict, object]:
-    """A Pendulum contrast with both sides faked, ES reaching its goal at ``es_steps`` / ``es_time``."""
+    """A Pendulum contrast with both sides faked, ES reaching its goal at ``es_steps`` / ``es_time``
+    (None: not reached); what each side was given, and the report."""
     from blackbox.cli.run import run_config_from_flags
     from blackbox.config.run import resolve_run_config
     from blackbox.lab.contrast import rl
