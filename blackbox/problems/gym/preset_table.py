@@ -53,14 +53,20 @@ def _steps(value: float) -> str:
     return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.0f}k"
 
 
+def _seed_list(seeds: list[int]) -> str:
+    """``100-109`` for a run of consecutive seeds, else each one: ``101, 102, 104``."""
+    if seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"{seeds[0]}"
+    return ", ".join(map(str, seeds))
+
+
 def _measured(row: dict[str, Any] | None) -> tuple[str, str, str]:
     """(solved, expected steps, wall time on 2 cores) of one results row."""
     if not row:
         return "not measured", "not measured", "not measured"
     trials = row["trials"]
     solved = [t for t in trials.values() if t["solved"]]
-    seeds = sorted(int(s) for s in trials)
-    label = f"{len(solved)}/{len(trials)} (seeds {seeds[0]}-{seeds[-1]})"
+    label = f"{len(solved)}/{len(trials)} (seeds {_seed_list(sorted(int(s) for s in trials))})"
     if not solved:
         return label, "-", "-"
     steps = [t["steps"] for t in solved]

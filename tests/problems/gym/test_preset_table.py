@@ -73,3 +73,10 @@ def test_a_cheap_preset_takes_the_published_steps(tmp_path, capsys, task):
     summary = json.loads(capsys.readouterr().out)
     assert (summary["goal_check"]["solved"], summary["steps"]) == (published["solved"], published["steps"]), (
         "the preset's result moved: regenerate the table (see this module's docstring)")
+
+
+def test_a_rows_seeds_are_a_range_only_when_they_are_consecutive():
+    from blackbox.problems.gym.preset_table import _seed_list
+
+    assert _seed_list([100, 101, 102]) == "100-102" and _seed_list([100]) == "100"
+    assert _seed_list([101, 102, 104]) == "101, 102, 104"  # 103 not run (yet): never "101-104"
