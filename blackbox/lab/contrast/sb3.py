@@ -107,6 +107,20 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             vec = self.model.get_vec_normalize_env()
             return None if vec is None else vec.normalize_obs
 
+        def _confirmed(self, steps: int, at: float, normalize) -> bool:
+            """The mean of ``goal_episodes`` fresh episodes against the goal (outside the training clock);
+            reaching it records the goal at ``steps`` / ``at`` seconds of training."""
+            began = time.perf_counter()
+            mean = float(np.mean([_episode(self.model, env, normalize, self._fresh_seed())
+                                  for _ in range(goal_episodes)]))
+            curve.confirm_time += time.perf_counter() - began
+            curve.confirmations.append([steps, mean])
+            if goal is None or mean < goal:
+                return False
+            curve.steps_to_goal, curve.time_to_goal = steps, at
+            curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
+            return True
+
         def final_check(self) -> None:
             """The check where training ended: judged like every check, so a baseline that reached the
             goal after its last interval check, at the end of its budget (a race's included), is counted."""
@@ -117,14 +131,9 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
             normalize = self._normalize()
             value = _episode(self.model, env, normalize, self._fresh_seed())
             curve.returns.append(value)
-            if goal is not None and value >= goal:
-                mean = float(np.mean([_episode(self.model, env, normalize, self._fresh_seed())
-                                      for _ in range(goal_episodes)]))
-                curve.confirmations.append([steps, mean])
-                if mean >= goal:
-                    curve.steps_to_goal, curve.time_to_goal = steps, curve.total_time
-                    curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
             curve.confirm_time += time.perf_counter() - began
+            if goal is not None and value >= goal:
+                self._confirmed(steps, curve.total_time, normalize)
 
         def _on_step(self) -> bool:
             steps = int(self.model.num_timesteps)
@@ -145,14 +154,7 @@ def _goal_callback(curve: RLCurve, env, goal: float | None, goal_episodes: int, 
                 log(f"{curve.method}: {steps:,} steps, return {value:.6g}, {curve.times[-1]:.0f} s")
             if goal is None or value < goal:
                 return True
-            began = time.perf_counter()
-            mean = float(np.mean([_episode(self.model, env, normalize, self._fresh_seed())
-                                  for _ in range(goal_episodes)]))
-            curve.confirm_time += time.perf_counter() - began
-            curve.confirmations.append([steps, mean])
-            if mean >= goal:
-                curve.steps_to_goal, curve.time_to_goal = steps, curve.times[-1]  # training stopped at the check
-                curve.stop_reason = f"mean over {goal_episodes} fresh episodes {mean:g} >= goal {goal:g}"
+            if self._confirmed(steps, curve.times[-1], normalize):  # training stopped at the check
                 raise _Stop
             return True
 
