@@ -49,13 +49,18 @@ def test_ars_settings_translate_the_zoo_entry_and_name_what_differs():
     from blackbox.lab.contrast.zoo import zoo_entry
 
     flags, notes = ars_settings(zoo_entry("ars", "Hopper-v5"))
+    # LinearPolicy: no bias, clipped actions; alive_bonus_offset -> reward_shift; zero_policy -> x0=0
     assert flags == ["--strategy", "ars", "--set", "popsize=16", "--set", "top=4", "--set", "sigma=0.025",
-                     "--set", "lr=0.01", "--set", "problem.policy=linear", "--set", "problem.action_bounds=clip",
-                     "--set", "problem.obs_norm=true", "--set", "problem.obs_norm_prob=1.0"]
-    assert any("alive_bonus_offset=-1" in note for note in notes)
+                     "--set", "lr=0.01", "--set", "problem.policy=linear", "--set", "problem.bias=false",
+                     "--set", "problem.action_bounds=clip", "--set", "problem.obs_norm=true",
+                     "--set", "problem.obs_norm_prob=1.0", "--set", "problem.reward_shift=-1", "--set", "x0=0"]
+    assert notes == ["sb3-contrib divides ARS's step by the unbiased standard deviation of the 8 best returns, "
+                     "blackbox's ars (as Mania et al.'s code) by the biased one: a step 1.07x sb3-contrib's"]
     flags, notes = ars_settings(zoo_entry("ars", "Swimmer-v5"))
-    assert "problem.obs_norm=true" not in flags and "popsize=2" in flags
-    assert not any("alive_bonus" in note for note in notes)
+    assert "problem.obs_norm=true" not in flags and "popsize=2" in flags and "x0=0" in flags
+    assert not any("reward_shift" in flag for flag in flags) and "a step 1.41x" in notes[0]
+    flags, _ = ars_settings(zoo_entry("ars", "Pendulum-v1"))  # MlpPolicy (with biases), zero_policy=False
+    assert "problem.hidden=[16]" in flags and "problem.bias=false" not in flags and "x0=0" not in flags
 
 
 def test_missing_sb3_names_the_install_command(monkeypatch, capsys):

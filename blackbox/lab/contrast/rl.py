@@ -17,6 +17,7 @@ more data than TRPO on MuJoCo, and wins on wall-clock time because it paralleliz
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -105,27 +106,31 @@ def ars_settings(entry: ZooEntry) -> tuple[list[str], list[str]]:
     """The zoo's ARS settings as ``blackbox run`` flags for blackbox's ``ars``, and what differs.
 
     n_delta directions -> popsize 2 * n_delta, n_top -> top, delta_std -> sigma, learning_rate -> lr,
-    LinearPolicy -> a linear policy with clipped actions, normalize -> observation normalization from
-    every episode.
+    LinearPolicy -> a linear policy without bias and with clipped actions, normalize -> observation
+    normalization from every episode, alive_bonus_offset -> reward_shift, zero_policy (sb3-contrib's
+    default) -> a start at zero weights.
     """
     raw, notes = entry.raw, []
     n_delta = int(raw.get("n_delta", 2))
     flags = ["--strategy", "ars", "--set", f"popsize={2 * n_delta}", "--set", f"top={int(raw.get('n_top', n_delta))}",
              "--set", f"sigma={float(raw.get('delta_std', 0.05))}", "--set", f"lr={float(raw.get('learning_rate', 0.02))}"]
     if raw.get("policy", "MlpPolicy") == "LinearPolicy":
-        flags += ["--set", "problem.policy=linear", "--set", "problem.action_bounds=clip"]
-        notes.append("blackbox's linear policy has a bias; sb3-contrib's LinearPolicy has none")
+        flags += ["--set", "problem.policy=linear", "--set", "problem.bias=false", "--set", "problem.action_bounds=clip"]
     else:
         hidden = (entry.kwargs.get("policy_kwargs") or {}).get("net_arch", [64, 64])
         flags += ["--set", f"problem.hidden={list(hidden)}", "--set", "problem.activation=relu",
                   "--set", "problem.action_bounds=clip"]
     if entry.normalize is not None and entry.normalize.get("norm_obs", True):
         flags += ["--set", "problem.obs_norm=true", "--set", "problem.obs_norm_prob=1.0"]
-    if float(raw.get("alive_bonus_offset", 0) or 0) != 0:
-        notes.append(f"the zoo subtracts the survival bonus during training (alive_bonus_offset="
-                     f"{raw['alive_bonus_offset']}); blackbox's ars trains on the task's own reward")
+    offset = float(raw.get("alive_bonus_offset", 0) or 0)
+    if offset != 0:  # added to every training reward by both: the survival bonus removed
+        flags += ["--set", f"problem.reward_shift={offset:g}"]
     if raw.get("zero_policy", True):
-        notes.append("sb3-contrib starts from zero weights (zero_policy); blackbox from its policy's initialization")
+        flags += ["--set", "x0=0"]
+    n_top = int(raw.get("n_top", n_delta))
+    notes.append(f"sb3-contrib divides ARS's step by the unbiased standard deviation of the {2 * n_top} best returns, "
+                 f"blackbox's ars (as Mania et al.'s code) by the biased one: a step {math.sqrt(2 * n_top / (2 * n_top - 1)):.3g}x "
+                 f"sb3-contrib's")
     return flags, notes
 
 

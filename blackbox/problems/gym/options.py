@@ -10,7 +10,7 @@ when they are made (:meth:`GymParams.groups`, the problem's ``config``):
 - :class:`Environment` ``(id, kwargs, max_episode_steps)``: ``env``, ``env_kwargs``, ``max_episode_steps``
 - :class:`Episodes` ``(count, batched, vectorized, direct, slots, reward_shift, shared_seed)``: ``episodes``,
   ``batched``, ``vectorized``, ``direct``, ``slots``, ``reward_shift``, ``shared_seed``
-- :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads)``:
+- :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads, bias)``:
   ``policy`` and the other names as they are
 - :class:`ObsNorm` ``(prob, clip)``, None when off: ``obs_norm`` (on or off), ``obs_norm_prob``, ``obs_clip``
 - :class:`EpisodeCap` ``(rule, factor, start, threshold, ratio)``, None when off: ``episode_cap`` (the
@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validate import check_choice, check_float, check_int
+from ..._validate import check_bool, check_choice, check_float, check_int
 from ...errors import ConfigError, UnknownNameError, did_you_mean
 from ..devices import check_device
 from .actions import ACTION_BOUNDS
@@ -154,8 +154,10 @@ class Policy(_Group):
     bins: int = 0
     device: str | None = None
     torch_threads: int | None = 1
+    bias: bool = True
     FLAT = {"network": "policy", "hidden": "hidden", "activation": "activation", "action_noise": "action_noise",
-            "action_bounds": "action_bounds", "bins": "bins", "device": "device", "torch_threads": "torch_threads"}
+            "action_bounds": "action_bounds", "bins": "bins", "device": "device", "torch_threads": "torch_threads",
+            "bias": "bias"}
 
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
@@ -167,6 +169,7 @@ class Policy(_Group):
         check_device(self.device)
         if self.torch_threads is not None:
             _set(self, "torch_threads", check_int("torch_threads", self.torch_threads, minimum=1))
+        _set(self, "bias", check_bool("bias", self.bias))
 
 
 @dataclass(frozen=True)
@@ -304,6 +307,7 @@ class GymParams:
     reward_shift: float = 0.0
     shared_seed: bool = False
     direct: bool = True
+    bias: bool = True
 
     def groups(self) -> GymConfig:
         """These options in their groups, every value checked (those of a group that is off too)."""

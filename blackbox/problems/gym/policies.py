@@ -82,34 +82,43 @@ class MLPPolicy:
     bias), so a vector trained here loads into :meth:`to_torch`'s network unchanged. With
     ``vbn=True`` every hidden layer is ``Linear(bias=False)`` -> :class:`~.vbn.VirtualBatchNorm`
     (scale and shift per unit) -> activation, laid out as torch lays out that ``Sequential``.
+    ``bias=False`` drops the bias of every layer that has one (``Linear(bias=False)``): ARS's linear
+    policy ``M x`` (Mania et al. 2018; sb3-contrib's ``ARSLinearPolicy``), whose bias-free start
+    keeps a zero observation mapped to a zero action.
     """
 
     kind = "mlp"
 
     def __init__(self, in_size: int, out_size: int, hidden: Sequence[int] = (64, 64), activation: str = "tanh",
-                 vbn: bool = False):
+                 vbn: bool = False, bias: bool = True):
         self.in_size = check_int("observation size", in_size, minimum=1)
         self.out_size = check_int("output size", out_size, minimum=1)
         sizes = (hidden,) if isinstance(hidden, (int, np.integer)) else hidden
         self.hidden = tuple(check_int("hidden layer size", h, minimum=1) for h in sizes)
         self.activation = check_choice("activation", activation, ACTIVATIONS)
         self.vbn = bool(vbn)
+        self.bias = bool(bias)
         if self.vbn and not self.hidden:
             raise ConfigError("vbn=true normalizes hidden layers, but the linear policy has none; "
                               "use policy='mlp' with hidden=[...]")
         sizes = (self.in_size, *self.hidden, self.out_size)
         self.layers = list(zip(sizes[:-1], sizes[1:]))
-        # parameters per layer: weight + bias, or weight + VBN scale + VBN shift for normalized ones
-        self.dim = int(sum(i * o + (2 * o if self._normalized(k) else o) for k, (i, o) in enumerate(self.layers)))
+        # parameters per layer: weight + bias (if any), or weight + VBN scale + VBN shift for normalized ones
+        self.dim = int(sum(i * o + self._extra(k, o) for k, (i, o) in enumerate(self.layers)))
 
     def _normalized(self, k: int) -> bool:
         return self.vbn and k < len(self.layers) - 1
 
+    def _extra(self, k: int, o: int) -> int:
+        """Layer ``k``'s parameters besides its weight: VBN's scale and shift, its bias, or none."""
+        return 2 * o if self._normalized(k) else (o if self.bias else 0)
+
     def describe(self) -> str:
+        no_bias = "" if self.bias else " no bias"
         if not self.hidden:
-            return f"linear {self.in_size}->{self.out_size}"
+            return f"linear {self.in_size}->{self.out_size}{no_bias}"
         vbn = " vbn" if self.vbn else ""
-        return f"mlp {'-'.join(map(str, (self.in_size, *self.hidden, self.out_size)))} {self.activation}{vbn}"
+        return f"mlp {'-'.join(map(str, (self.in_size, *self.hidden, self.out_size)))} {self.activation}{vbn}{no_bias}"
 
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
         """The ES paper's initialization: each unit's weights scaled to norm 1 (0.01 for the
@@ -119,7 +128,10 @@ class MLPPolicy:
             std = 0.01 if k == len(self.layers) - 1 else 1.0
             w = rng.standard_normal((o, i))
             w *= std / np.sqrt(np.square(w).sum(axis=1, keepdims=True))
-            parts += [w.reshape(-1), np.ones(o), np.zeros(o)] if self._normalized(k) else [w.reshape(-1), np.zeros(o)]
+            if self._normalized(k):
+                parts += [w.reshape(-1), np.ones(o), np.zeros(o)]
+            else:
+                parts += [w.reshape(-1), np.zeros(o)] if self.bias else [w.reshape(-1)]
         return np.concatenate(parts)
 
     def batch(self, capacity: int) -> MLPBatch:
@@ -138,7 +150,7 @@ class MLPPolicy:
 
                 modules += [torch.nn.Linear(i, o, bias=False), VirtualBatchNorm(o, VBN_EPS)]
             else:
-                modules.append(torch.nn.Linear(i, o))
+                modules.append(torch.nn.Linear(i, o, bias=self.bias))
             if k < len(self.layers) - 1:
                 modules.append(getattr(torch.nn, _TORCH_ACTIVATIONS[self.activation])())
         net = torch.nn.Sequential(*modules)
@@ -179,8 +191,9 @@ class MLPBatch:
         for w, b, (i, o) in zip(self.weights, self.biases, self.policy.layers):
             w[slot] = params[start : start + i * o].reshape(o, i).T
             start += i * o
-            b[slot, 0] = params[start : start + o]
-            start += o
+            if self.policy.bias:  # without, the slot's bias stays zero
+                b[slot, 0] = params[start : start + o]
+                start += o
 
     def _load_normalized(self, slot: int, params: np.ndarray) -> None:
         """Pass the reference batch through this member's network and fold each VBN layer's
@@ -195,7 +208,8 @@ class MLPBatch:
             start += i * o
             if k == last:
                 w[slot] = weight
-                b[slot, 0] = params[start : start + o]
+                if self.policy.bias:
+                    b[slot, 0] = params[start : start + o]
                 break
             gamma, beta = params[start : start + o], params[start + o : start + 2 * o]
             start += 2 * o
@@ -400,7 +414,7 @@ def _mlp_init(mlp: MLPPolicy, module: torch.nn.Module, rng: np.random.Generator)
 
 def make_policy(policy: object, in_size: int, out_size: int, hidden: Sequence[int] = (64, 64),
                 activation: str = "tanh", *, obs_shape: Sequence[int] | None = None, obs_scale: float = 1.0,
-                vbn: bool = False, device: str | None = None, threads: int | None = 1):
+                vbn: bool = False, device: str | None = None, threads: int | None = 1, bias: bool = True):
     """Build a policy from ``"mlp"``, ``"linear"``, ``"cnn"``, ``"nature-cnn"``, a ``torch.nn.Module``,
     a factory ``(in_size, out_size) -> Module``, or an import path ``"package.module:attribute"`` to
     either. ``obs_shape`` (the observation's shape) and ``obs_scale`` (1/255 for pixels) are what the
@@ -408,13 +422,18 @@ def make_policy(policy: object, in_size: int, out_size: int, hidden: Sequence[in
     ``device`` runs the policy in torch on that device (the MLP then becomes the equivalent torch
     network with the same parameter layout and initialization; ``"auto"`` where no CUDA device is
     leaves it the numpy MLP); ``threads`` is torch's thread count for CPU forwards (see
-    :class:`TorchPolicy`)."""
+    :class:`TorchPolicy`); ``bias=False`` builds the MLP or linear policy without biases (other
+    networks set their own)."""
     from ..devices import resolve_device
 
     device = None if device is None else resolve_device(device)
+    if not bias and not (isinstance(policy, str) and policy in ("mlp", "linear")):
+        shown = policy if isinstance(policy, str) else type(policy).__name__
+        raise ConfigError(f"bias=false applies to policy='mlp' or 'linear', got policy={shown!r}; "
+                          f"a network of your own sets its biases itself (leave bias at true)")
     if isinstance(policy, str):
         if policy in ("mlp", "linear"):
-            mlp = MLPPolicy(in_size, out_size, hidden if policy == "mlp" else (), activation, vbn=vbn)
+            mlp = MLPPolicy(in_size, out_size, hidden if policy == "mlp" else (), activation, vbn=vbn, bias=bias)
             if device is None or device == "cpu":
                 return mlp
             return TorchPolicy(mlp.to_torch(), in_size, out_size, device=device,

@@ -22,7 +22,8 @@ def task_policy(problem: GymProblem, options: Policy) -> Any:
     policy = make_policy(options.network, problem.obs_size, problem.adapter.out_size, options.hidden,
                          options.activation, obs_shape=getattr(problem.observation_space, "shape", None),
                          obs_scale=pixel_scale(problem.observation_space), vbn=problem.config.vbn is not None,
-                         device=None if options.device is None else problem.device, threads=options.torch_threads)
+                         device=None if options.device is None else problem.device, threads=options.torch_threads,
+                         bias=options.bias)
     if isinstance(policy, TorchPolicy):
         try:
             shape = policy.output_shape()

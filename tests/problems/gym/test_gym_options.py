@@ -69,7 +69,7 @@ def test_every_flat_key_belongs_to_exactly_one_group():
         for key in group().flat():
             assert key not in owners, f"{key} is in {owners.get(key)} and {group.__name__}"
             owners[key] = group.__name__
-    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 32  # 0.1.0's 29, reward_shift, shared_seed, direct
+    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 33  # 0.1.0's 29, reward_shift, shared_seed, direct, bias
 
 
 def test_the_flat_keys_are_the_options_contract():
@@ -84,8 +84,8 @@ def test_the_flat_keys_are_the_options_contract():
     saved = tomllib.loads(V010_RUN.read_text())
     resolved = run_config("pgpe:popsize=16", "gym:Pendulum-v1,hidden=[8],obs_norm=true,obs_norm_prob=0.5",
                           stop={"generations": 4})
-    # options added since, at their defaults (issue 18; direct: issue 23)
-    added = [("reward_shift", 0.0), ("shared_seed", False), ("direct", True)]
+    # options added since, at their defaults (issue 18; direct: issue 23; bias: issue 22)
+    added = [("reward_shift", 0.0), ("shared_seed", False), ("direct", True), ("bias", True)]
     assert list(resolved.to_dict()["problem"].items()) == list(saved["problem"].items()) + added
 
 

@@ -36,6 +36,65 @@ def test_mlp_layout_is_torchs_and_outputs_agree():
     np.testing.assert_allclose(flat, params[2], rtol=1e-6)
 
 
+@pytest.mark.parametrize("hidden", [(), (16, 8)])
+def test_without_bias_a_policy_is_its_biased_twin_with_zero_biases_bit_for_bit(hidden):
+    """bias=false drops each layer's bias from the vector: the forward is the biased network's with
+    zero biases, the layout torch's Linear(bias=False) (ARS's linear policy M x)."""
+    torch = import_or_skip("torch", "torch")
+    free, biased = MLPPolicy(5, 3, hidden, "tanh", bias=False), MLPPolicy(5, 3, hidden, "tanh")
+    sizes = (5, *hidden, 3)
+    assert free.dim == sum(i * o for i, o in zip(sizes[:-1], sizes[1:])) == biased.dim - sum(sizes[1:])
+    params = np.random.default_rng(0).standard_normal((3, free.dim))
+    twin, start = [], 0
+    for i, o in zip(sizes[:-1], sizes[1:]):  # the biased vector: each weight block followed by zero biases
+        twin += [params[:, start:start + i * o], np.zeros((3, o))]
+        start += i * o
+    twin = np.concatenate(twin, axis=1)
+    x = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
+    outputs = []
+    for policy, rows in ((free, params), (biased, twin)):
+        batch = policy.batch(3)
+        for slot in range(3):
+            batch.load(slot, rows[slot])
+        outputs.append(batch.forward(x, 3))
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    net = free.to_torch(params[1])
+    assert all(layer.bias is None for layer in net if isinstance(layer, torch.nn.Linear))
+    with torch.no_grad():
+        np.testing.assert_allclose(net(torch.as_tensor(x[1])).numpy(), outputs[0][1], rtol=1e-5, atol=1e-6)
+    assert free.describe() == ("linear 5->3 no bias" if not hidden else "mlp 5-16-8-3 tanh no bias")
+    init = free.initial_params(np.random.default_rng(2))
+    assert init.shape == (free.dim,) and np.all(init != 0)  # weights only: no zero biases in the vector
+
+
+def test_a_gym_problem_without_bias_evaluates_as_torchs_bias_free_linear(tmp_path, monkeypatch):
+    """The option end to end: a bias-free linear problem gives the returns of the same rows run
+    through torch.nn.Linear(bias=False) given as an import path."""
+    import_or_skip("torch", "torch")
+    (tmp_path / "bias_free.py").write_text(
+        "import torch\ndef linear(i, o):\n    return torch.nn.Linear(i, o, bias=False)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ours = GymProblem("Pendulum-v1", policy="linear", bias=False, action_bounds="clip")
+    theirs = GymProblem("Pendulum-v1", policy="bias_free:linear", action_bounds="clip")
+    assert ours.dim == theirs.dim == 3 and ours.describe() != theirs.describe()
+    rows = np.random.default_rng(3).standard_normal((4, 3))
+    a, b = ours.evaluate(rows, np.arange(4)), theirs.evaluate(rows, np.arange(4))
+    np.testing.assert_allclose(a.fitness, b.fitness, rtol=1e-4)
+    assert bb.make_problem("gym:Pendulum-v1,policy=linear,bias=false").dim == 3
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"bias": "no"}, "bias must be true or false, got 'no'"),
+    ({"policy": "cnn", "bias": False},
+     "bias=false applies to policy='mlp' or 'linear', got policy='cnn'; "
+     "a network of your own sets its biases itself (leave bias at true)"),
+])
+def test_bias_refuses_a_bad_value_in_one_line(given, message):
+    with pytest.raises(bb.ConfigError) as caught:
+        GymProblem("CartPole-v1", **given)
+    assert str(caught.value) == message
+
+
 @pytest.mark.parametrize("activation", ["tanh", "relu", "sigmoid", "elu"])
 def test_each_slot_depends_only_on_itself(activation):
     policy = MLPPolicy(4, 2, (64, 64), activation)
