@@ -176,7 +176,7 @@ PRESETS: dict[str, Preset] = {
         source="SNES (its defaults: population 13) on the linear policy of Mania et al. 2018, which has no bias "
                "(M x); chosen on tuning seeds 0-9 (10/10, 126k-266k steps; with a bias, population 13 was 8/10 "
                "on seeds 100-109 and population 26 needed 297k-513k steps on seeds 0-4; ARS V1 as RL Zoo's, "
-               "bias-free from zero weights, 7/10 within 600k)"),
+               "bias-free from zero weights, 7/10 within 600k); 10/10 on seeds 100-109"),
     "Hopper-v5": _ars_mujoco({"popsize": 16, "top": 4, "sigma": 0.025, "lr": 0.01}, {"reward_shift": -1.0},
                              6_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in training); "
                              "10/10 on seeds 100-109 at goal 3,120"),
