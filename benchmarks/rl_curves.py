@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.problems.gym.presets import standard_goal  # noqa: E402
+from blackbox.problems.gym.preset_table import _seed_list  # noqa: E402
+from blackbox.problems.gym.presets import recommended, recommended_strategy, standard_goal  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CURVES = HERE / "rl_curves.json"
@@ -72,12 +73,17 @@ def draw(task: str, entry: dict, out: Path) -> Path:
         low, mid, high = np.nanmin(rows, 0), np.nanmedian(rows, 0), np.nanmax(rows, 0)
     ax.fill_between(grid, low, high, color="tab:blue", alpha=0.15, linewidth=0, label="range over the seeds")
     ax.plot(grid, mid, color="tab:blue", linewidth=2.0, label=f"median of {len(rows)} seeds")
+    strategy = recommended_strategy(task)
+    shift = recommended(task, strategy)["problem"].get("reward_shift", 0.0) if strategy else 0.0
     if goal is not None:
-        ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f} ({source})")
+        on = " on the task's own return" if shift else ""
+        ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f}{on} ({source})")
     ax.set_xlabel("environment steps (training)")
-    ax.set_ylabel("center return (one training episode)")
+    ax.set_ylabel("center return (one training episode)" if not shift else f"center training return ({shift:+g} a step)",
+                  fontsize=10 if not shift else 9)
     seeds = sorted(int(seed) for seed in curves)
-    ax.set_title(f"{task}: seeds {seeds[0]}-{seeds[-1]}, commit {entry['commit']}", fontsize=10)
+    commit, _, more = entry["commit"].partition(" ")  # the row of section 7 spells out the rest
+    ax.set_title(f"{task}: seeds {_seed_list(seeds)}, commit {commit}{' (and others)' if more else ''}", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -187,8 +187,8 @@ PRESETS: dict[str, Preset] = {
                                   max_time=7200.0),
     "Walker2d-v5": _ars_mujoco({"popsize": 80, "top": 30, "sigma": 0.025, "lr": 0.03}, {"reward_shift": -1.0},
                                75_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in "
-                               "training, as RL Zoo's ars.yml); seeds 101, 102 and 104 reached 4,390 (37.5M, "
-                               "10.4M and 43.4M steps), seeds 100 and 103 not yet measured to the end",
+                               "training, as RL Zoo's ars.yml); 4/5 on seeds 100-104 (seed 103's 75M steps ran out "
+                               "with its best training return at 2,683, -1 a step)",
                                max_time=14400.0),
     "Ant-v5": _ars_mujoco({"popsize": 120, "top": 20, "sigma": 0.025, "lr": 0.015}, {"reward_shift": -1.0},
                           150_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in "

@@ -80,3 +80,14 @@ def test_a_rows_seeds_are_a_range_only_when_they_are_consecutive():
 
     assert _seed_list([100, 101, 102]) == "100-102" and _seed_list([100]) == "100"
     assert _seed_list([101, 102, 104]) == "101, 102, 104"  # 103 not run (yet): never "101-104"
+
+
+def test_an_unsolved_seed_of_a_shifted_preset_says_its_return_is_the_training_one():
+    """Walker2d's preset trains with reward_shift=-1: its best center is not on the goal's scale."""
+    trial = {"solved": False, "steps": 10, "wall": 1.0, "best_center": 2682.74}
+    results = {task: {"commit": "abc1234", "date": "2026-11-27 18:31 UTC", "load": "1.0-2.0",
+                      "trials": {"103": trial, "104": {**trial, "solved": True, "best_center": 3400.0}}}
+               for task in ("Walker2d-v5", "Swimmer-v5")}
+    rows = {row.split(" | ")[0].lstrip("| "): row for row in measured_markdown(results).splitlines()[2:]}
+    assert "| seed 103: 2,682.7 (training return, -1 a step) |" in rows["Walker2d-v5"]
+    assert "| seed 103: 2,682.7 |" in rows["Swimmer-v5"]  # no shift: the task's own return
