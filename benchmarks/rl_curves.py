@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.problems.gym.preset_table import _seed_list  # noqa: E402
-from blackbox.problems.gym.presets import recommended, recommended_strategy, standard_goal  # noqa: E402
+from blackbox.problems.gym.preset_table import seed_list  # noqa: E402
+from blackbox.problems.gym.presets import standard_goal, training_shift  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CURVES = HERE / "rl_curves.json"
@@ -73,8 +73,7 @@ def draw(task: str, entry: dict, out: Path) -> Path:
         low, mid, high = np.nanmin(rows, 0), np.nanmedian(rows, 0), np.nanmax(rows, 0)
     ax.fill_between(grid, low, high, color="tab:blue", alpha=0.15, linewidth=0, label="range over the seeds")
     ax.plot(grid, mid, color="tab:blue", linewidth=2.0, label=f"median of {len(rows)} seeds")
-    strategy = recommended_strategy(task)
-    shift = recommended(task, strategy)["problem"].get("reward_shift", 0.0) if strategy else 0.0
+    shift = training_shift(task)
     if goal is not None:
         on = " on the task's own return" if shift else ""
         ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f}{on} ({source})")
@@ -83,7 +82,7 @@ def draw(task: str, entry: dict, out: Path) -> Path:
                   fontsize=10 if not shift else 9)
     seeds = sorted(int(seed) for seed in curves)
     commit, _, more = entry["commit"].partition(" ")  # the row of section 7 spells out the rest
-    ax.set_title(f"{task}: seeds {_seed_list(seeds)}, commit {commit}{' (and others)' if more else ''}", fontsize=10)
+    ax.set_title(f"{task}: seeds {seed_list(seeds)}, commit {commit}{' (and others)' if more else ''}", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .presets import ARS_SOURCE, PRESETS, preset_of, recommended, standard_goal
+from .presets import ARS_SOURCE, PRESETS, preset_of, standard_goal, training_shift
 
-__all__ = ["RESULTS", "PresetRow", "load_results", "preset_rows", "markdown", "measured_markdown", "write_docs", "MARKERS",
+__all__ = ["RESULTS", "PresetRow", "load_results", "seed_list", "preset_rows", "markdown", "measured_markdown", "write_docs", "MARKERS",
            "MEASURED_MARKERS"]
 
 #: The committed results file (per task: per-seed steps and wall times, the commit measured at).
@@ -53,7 +53,7 @@ def _steps(value: float) -> str:
     return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.0f}k"
 
 
-def _seed_list(seeds: list[int]) -> str:
+def seed_list(seeds: list[int]) -> str:
     """``100-109`` for a run of consecutive seeds, else each one: ``101, 102, 104``."""
     if seeds == list(range(seeds[0], seeds[-1] + 1)):
         return f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"{seeds[0]}"
@@ -66,7 +66,7 @@ def _measured(row: dict[str, Any] | None) -> tuple[str, str, str]:
         return "not measured", "not measured", "not measured"
     trials = row["trials"]
     solved = [t for t in trials.values() if t["solved"]]
-    label = f"{len(solved)}/{len(trials)} (seeds {_seed_list(sorted(int(s) for s in trials))})"
+    label = f"{len(solved)}/{len(trials)} (seeds {seed_list(sorted(int(s) for s in trials))})"
     if not solved:
         return label, "-", "-"
     steps = [t["steps"] for t in solved]
@@ -114,7 +114,7 @@ def measured_markdown(results: dict[str, Any] | None = None) -> str:
             continue
         trials = measured["trials"]
         solved = [t for t in trials.values() if t["solved"]]
-        shift = recommended(row["task"], row["strategy"])["problem"].get("reward_shift", 0.0)
+        shift = training_shift(row["task"])
         trained_on = f" (training return, {shift:+g} a step)" if shift else ""  # not the task's own return
         unsolved = [f"seed {seed}: {t['best_center']:,.1f}{trained_on}" for seed, t in sorted(trials.items())
                     if not t["solved"] and t.get("best_center") is not None]

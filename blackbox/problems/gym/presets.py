@@ -68,7 +68,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-__all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy",
+__all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
            "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
 
 
@@ -313,6 +313,14 @@ def recommended(env: str, strategy: str) -> dict[str, Options]:
         "strategy": preset.strategies.get(strategy, {}),
         "run": run,
     })
+
+
+def training_shift(env: str) -> float:
+    """The ``reward_shift`` the preset of ``env`` trains with (0: the task's own reward): a training
+    return shown beside the goal must say it is on another scale."""
+    strategy = recommended_strategy(env)
+    shift = recommended(env, strategy)["problem"].get("reward_shift", 0.0) if strategy else 0.0
+    return float(shift) if isinstance(shift, (int, float)) else 0.0
 
 
 def missing_preset_note(env: object, strategy: str, options: Mapping[str, object]) -> str | None:

@@ -76,10 +76,10 @@ def test_a_cheap_preset_takes_the_published_steps(tmp_path, capsys, task):
 
 
 def test_a_rows_seeds_are_a_range_only_when_they_are_consecutive():
-    from blackbox.problems.gym.preset_table import _seed_list
+    from blackbox.problems.gym.preset_table import seed_list
 
-    assert _seed_list([100, 101, 102]) == "100-102" and _seed_list([100]) == "100"
-    assert _seed_list([101, 102, 104]) == "101, 102, 104"  # 103 not run (yet): never "101-104"
+    assert seed_list([100, 101, 102]) == "100-102" and seed_list([100]) == "100"
+    assert seed_list([101, 102, 104]) == "101, 102, 104"  # 103 not run (yet): never "101-104"
 
 
 def test_an_unsolved_seed_of_a_shifted_preset_says_its_return_is_the_training_one():
