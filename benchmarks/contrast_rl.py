@@ -57,6 +57,8 @@ def main(argv=None) -> int:
                         help="tasks of the preset against sb3-contrib's ARS (zoo settings), raced on steps")
     parser.add_argument("--race-ppo", action="store_true", help="stop PPO at the wall time ES needed to the goal")
     parser.add_argument("--seeds", default="0", help="seeds of every contrast: N or A-B (default: 0)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="ES processes (loky executor when > 1) and the baseline's torch threads (default: 1)")
     parser.add_argument("--out", type=Path, help="keep each contrast's contrast-rl.json and plot here")
     parser.add_argument("--max-time", type=float, default=600.0,
                         help="seconds of training per method (0: no time cap, the step budgets only)")
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
             for seed in _seeds(args.seeds):
                 name = f"{task}-{kind}-{seed}"
                 out = None if args.out is None else args.out / name
-                report = run_rl_contrast(task, read, seed=seed, max_time=cap, out=out,
+                report = run_rl_contrast(task, read, seed=seed, max_time=cap, out=out, workers=args.workers,
                                          log=lambda line: print(line, file=sys.stderr, flush=True), **options)
                 reports.append(report.as_dict())
                 print(f"{name}: ES {report.es.steps_to_goal}, baseline {report.rl.steps_to_goal} "

@@ -284,3 +284,20 @@ def test_the_baselines_last_check_is_judged_too():
     assert curve.config["check_every"] > curve.total_steps  # no interval check ran
     assert curve.reached and curve.steps_to_goal == curve.total_steps == curve.steps[-1]
     assert len(curve.confirmations) == 1 and curve.stop_reason.startswith("mean over 3 fresh episodes ")
+
+
+@needs_sb3
+def test_a_raced_baselines_time_budget_reads_in_seconds(monkeypatch):
+    """A race on time caps the baseline at ES's time to the goal: the table shows it to a tenth of a
+    second (it printed 5.14355 s), whole seconds from 100 s on."""
+    from blackbox.lab.contrast.rl_report import contrast_markdown
+
+    _, report = _raced(monkeypatch, 195_000, 5.14355, race="time")
+    record = report.as_dict()
+    record["rl"]["config"].update(budget_steps=3_000_000, max_time=5.14355)
+    record["rl"].update(total_steps=18_628, total_time=5.2)
+    row = contrast_markdown([record]).splitlines()[2]
+    assert row.endswith("| -; 3,000,000 steps, 5.1 s |"), row  # ES's budget: none faked here
+    assert "| es: 195,000 / 5.1 s | ars: not reached in 5.2 s (more than ES's) | - | > 1.01x |" in row
+    record["rl"]["config"]["max_time"] = 1234.56
+    assert contrast_markdown([record]).splitlines()[2].endswith("; 3,000,000 steps, 1,235 s |")

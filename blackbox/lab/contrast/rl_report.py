@@ -98,13 +98,18 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
 
 
 def _cell(steps: int | None, seconds: float | None) -> str:
-    return "not reached" if steps is None else f"{steps:,} / {seconds:,.0f} s"
+    return "not reached" if steps is None else f"{steps:,} / {_seconds(seconds or 0.0)}"
+
+
+def _seconds(seconds: float) -> str:
+    """A time budget as people read it: whole seconds, a tenth below 100 s (a race's cap is ES's time)."""
+    return f"{seconds:,.0f} s" if seconds >= 100 else f"{seconds:.1f} s"
 
 
 def _budget(stop: dict) -> str:
     parts = [f"{stop['max_steps']:,} steps" if stop.get("max_steps") else "",
              f"{stop['generations']:,} generations" if stop.get("generations") else "",
-             f"{stop['max_time']:g} s" if stop.get("max_time") else ""]
+             _seconds(stop["max_time"]) if stop.get("max_time") else ""]
     return ", ".join(p for p in parts if p) or "-"
 
 
@@ -127,7 +132,7 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
         race = r.get("race")
         if race and rl["steps_to_goal"] is None and es["steps_to_goal"] is not None:
             baseline = (f"not reached in {rl['total_steps']:,} steps (more than ES's)" if race == "steps"
-                        else f"not reached in {rl['total_time']:,.0f} s (more than ES's)")
+                        else f"not reached in {_seconds(rl['total_time'])} (more than ES's)")
             data = f"< {es['steps_to_goal'] / max(rl['total_steps'], 1):.2f}x" if race == "steps" else data
             wall = f"> {rl['total_time'] / max(es['time_to_goal'], 1e-9):.2f}x" if race == "time" else wall
         seed = r.get("seed", "-")
