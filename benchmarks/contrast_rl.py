@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -112,12 +111,14 @@ def main(argv=None) -> int:
                                "sb3-contrib": version("sb3_contrib"), "rl-zoo3": version("rl_zoo3")},
                   **body}
         plots = []
-        for path in args.saved or []:
-            png = path.parent / "contrast-rl.png"
-            if png.exists():
-                name = f"{path.parent.name}.png"  # the contrast's own folder name: one plot each
-                shutil.copyfile(png, args.section.parent / name)
-                plots.append(name)
+        for path, report in zip(args.saved or [], reports):
+            # Drawn again from the saved report, so every plot follows the current plotting code.
+            from blackbox.lab.contrast.rl import RLContrastReport
+            from blackbox.lab.contrast.rl_report import plot_rl_contrast
+
+            name = f"{path.parent.name}.png"  # the contrast's own folder name: one plot each
+            plot_rl_contrast(RLContrastReport.from_dict(report), args.section.parent / name)
+            plots.append(name)
         record["plots"] = plots
         args.section.write_text(json.dumps(record, indent=1))
     return 0

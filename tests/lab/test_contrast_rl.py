@@ -301,3 +301,33 @@ def test_a_raced_baselines_time_budget_reads_in_seconds(monkeypatch):
     assert "| es: 195,000 / 5.1 s | ars: not reached in 5.2 s (more than ES's) | - | > 1.01x |" in row
     record["rl"]["config"]["max_time"] = 1234.56
     assert contrast_markdown([record]).splitlines()[2].endswith("; 3,000,000 steps, 1,235 s |")
+
+
+@needs_sb3
+def test_the_plot_says_which_return_a_shifted_preset_trains_on(monkeypatch):
+    """Hopper's preset trains on rewards shifted by -1 a step, its goal is on the task's own return:
+    the legend said only "blackbox ars (preset)" and "goal 3120" over a curve 1,000 below it."""
+    from blackbox.lab.contrast.rl_report import curve_labels
+
+    _, report = _raced(monkeypatch, 800_000, 69.5, race="time")
+    report.goal, report.es.method = 3120.0, "blackbox ars (preset)"
+    report.es.config["problem"] = {"reward_shift": -1.0}
+    assert curve_labels(report) == ("blackbox ars (preset), training return (-1 a step)",
+                                    "goal 3120 (on the task's own return)")
+    report.es.config["problem"] = {"reward_shift": 0.0}
+    assert curve_labels(report) == ("blackbox ars (preset)", "goal 3120")
+
+
+@needs_sb3
+def test_a_saved_report_reads_back_whole(monkeypatch):
+    """benchmarks/contrast_rl.py --from draws each plot again from contrast-rl.json: the report it reads
+    back is the one saved (ratios, notes, race and both curves)."""
+    import json
+
+    from blackbox.lab.contrast.rl import RLContrastReport
+
+    _, report = _raced(monkeypatch, 800_000, 69.5, race="time")
+    report.es.steps, report.es.times, report.es.returns = [1000, 2000], [0.5, 1.0], [-300.0, -150.0]
+    saved = json.loads(json.dumps(report.as_dict()))
+    again = RLContrastReport.from_dict(saved)
+    assert again == report and again.as_dict() == saved

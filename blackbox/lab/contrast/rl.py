@@ -87,6 +87,15 @@ class RLContrastReport:
                 "measured": self.measured, "es_settings": self.es_settings, "race": self.race,
                 "seed": self.seed}
 
+    @classmethod
+    def from_dict(cls, saved: dict[str, Any]) -> RLContrastReport:
+        """The report a ``contrast-rl.json`` holds (:meth:`as_dict`): its plot can be drawn again."""
+        return cls(task=saved["task"], goal=saved["goal"], goal_episodes=saved["goal_episodes"],
+                   baseline=saved["baseline"], es=RLCurve.from_dict(saved["es"]), rl=RLCurve.from_dict(saved["rl"]),
+                   es_command=saved["es_command"], notes=list(saved.get("notes", [])),
+                   measured=dict(saved.get("measured", {})), es_settings=saved.get("es_settings", "preset"),
+                   race=saved.get("race"), seed=saved.get("seed", 0))
+
 
 #: A Gymnasium id: ``Name-vN``, optionally ``namespace/Name-vN`` (no module prefix, no options).
 _TASK_ID = re.compile(r"^(?:[A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+-v\d+$")

@@ -69,15 +69,16 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
     except ImportError:
         raise ConfigError("the contrast plot needs matplotlib: pip install 'blackbox-es[plot]'") from None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110, sharey=True)
-    for curve, color in ((report.es, "tab:red"), (report.rl, "tab:blue")):
+    es_label, goal_label = curve_labels(report)
+    for curve, color, name in ((report.es, "tab:red", es_label), (report.rl, "tab:blue", report.rl.method)):
         for ax, xs in ((axes[0], curve.steps), (axes[1], curve.times)):
-            ax.plot(xs, curve.returns, color=color, linewidth=1.2, marker=".", markersize=2, label=curve.method)
+            ax.plot(xs, curve.returns, color=color, linewidth=1.2, marker=".", markersize=2, label=name)
         for ax, x in ((axes[0], curve.steps_to_goal), (axes[1], curve.time_to_goal)):
             if x is not None:
                 ax.axvline(x, color=color, linestyle=":", linewidth=1)
     for ax, label in ((axes[0], "environment steps"), (axes[1], "wall time (s)")):
         if report.goal is not None:
-            ax.axhline(report.goal, color="gray", linestyle="--", linewidth=1, label=f"goal {report.goal:g}")
+            ax.axhline(report.goal, color="gray", linestyle="--", linewidth=1, label=goal_label)
         ax.set_xlabel(label)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("return of the current policy (one fresh episode per check)")
@@ -95,6 +96,17 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
     atomic_write(path, lambda handle: fig.savefig(handle, format="png"))
     plt.close(fig)
     return path
+
+
+def curve_labels(report: RLContrastReport) -> tuple[str, str]:
+    """The legend's names of ES's curve and of the goal line. A preset that shifts its rewards (Hopper's
+    -1 a step) trains on a return the goal is not measured on: both labels say which return is which."""
+    shift = (report.es.config.get("problem") or {}).get("reward_shift") or 0.0
+    goal = "" if report.goal is None else f"goal {report.goal:g}"
+    if not shift:
+        return report.es.method, goal
+    return (f"{report.es.method}, training return ({shift:+g} a step)",
+            goal and f"{goal} (on the task's own return)")
 
 
 def _cell(steps: int | None, seconds: float | None) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,12 @@ class RLCurve:
 
     def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "reached": self.reached, "best_return": self.best_return}
+
+    @classmethod
+    def from_dict(cls, saved: dict[str, Any]) -> RLCurve:
+        """The curve :meth:`as_dict` saved (its derived keys, ``reached`` and ``best_return``, left out)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in saved.items() if key in names})
 
 
 def check_interval(entry: ZooEntry, horizon: int) -> int:
