@@ -111,11 +111,11 @@ def main(argv=None) -> int:
                                "sb3-contrib": version("sb3_contrib"), "rl-zoo3": version("rl_zoo3")},
                   **body}
         plots = []
+        from blackbox.lab.contrast.rl import RLContrastReport
+        from blackbox.lab.contrast.rl_report import plot_rl_contrast
+
         for path, report in zip(args.saved or [], reports):
             # Drawn again from the saved report, so every plot follows the current plotting code.
-            from blackbox.lab.contrast.rl import RLContrastReport
-            from blackbox.lab.contrast.rl_report import plot_rl_contrast
-
             name = f"{path.parent.name}.png"  # the contrast's own folder name: one plot each
             plot_rl_contrast(RLContrastReport.from_dict(report), args.section.parent / name)
             plots.append(name)

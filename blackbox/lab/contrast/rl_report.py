@@ -114,7 +114,7 @@ def _cell(steps: int | None, seconds: float | None) -> str:
 
 
 def _seconds(seconds: float) -> str:
-    """A time budget as people read it: whole seconds, a tenth below 100 s (a race's cap is ES's time)."""
+    """Seconds as the table prints them: whole seconds, a tenth below 100 s (a race's cap is ES's time)."""
     return f"{seconds:,.0f} s" if seconds >= 100 else f"{seconds:.1f} s"
 
 
