@@ -8,8 +8,8 @@ resolved config see them. Inside, the problem reads them in groups, frozen datac
 when they are made (:meth:`GymParams.groups`, the problem's ``config``):
 
 - :class:`Environment` ``(id, kwargs, max_episode_steps)``: ``env``, ``env_kwargs``, ``max_episode_steps``
-- :class:`Episodes` ``(count, batched, vectorized, direct, slots, reward_shift, shared_seed)``: ``episodes``,
-  ``batched``, ``vectorized``, ``direct``, ``slots``, ``reward_shift``, ``shared_seed``
+- :class:`Episodes` ``(count, batched, vectorized, direct, slots, reward_shift, reward_floor, shared_seed)``:
+  ``episodes``, ``batched``, ``vectorized``, ``direct``, ``slots``, ``reward_shift``, ``reward_floor``, ``shared_seed``
 - :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads, bias)``:
   ``policy`` and the other names as they are
 - :class:`ObsNorm` ``(prob, clip)``, None when off: ``obs_norm`` (on or off), ``obs_norm_prob``, ``obs_clip``
@@ -117,6 +117,9 @@ class Episodes(_Group):
     tasks by calling ``mj_step`` directly (``direct``, :mod:`.mujoco_slots`; both bit for bit gymnasium's);
     ``reward_shift`` is added to every reward of a training episode (Mania et al. 2018 remove
     Hopper's survival bonus with -1), never to ``score``, ``play`` or the goal check;
+    ``reward_floor`` (None: off) raises every reward of a training episode below it to it before the
+    shift (BipedalWalker's -100 for a fall counts as -1 with -1), never in ``score``, ``play`` or the
+    goal check: a floor only raises returns, so the goal screen stays sound;
     ``shared_seed``: every row of a generation plays from the same starts (common random numbers)."""
 
     count: int = 1
@@ -125,10 +128,11 @@ class Episodes(_Group):
     direct: bool = True
     slots: int | str | None = None
     reward_shift: float = 0.0
+    reward_floor: float | None = None
     shared_seed: bool = False
     FLAT = {"count": "episodes", "batched": "batched", "vectorized": "vectorized", "direct": "direct",
             "slots": "slots",
-            "reward_shift": "reward_shift", "shared_seed": "shared_seed"}
+            "reward_shift": "reward_shift", "reward_floor": "reward_floor", "shared_seed": "shared_seed"}
 
     def __post_init__(self) -> None:
         _set(self, "count", check_int("episodes", self.count, minimum=1))
@@ -138,6 +142,8 @@ class Episodes(_Group):
         if self.slots is not None:
             _set(self, "slots", _group_size(self.slots))
         _set(self, "reward_shift", check_float("reward_shift", self.reward_shift))
+        if self.reward_floor is not None:
+            _set(self, "reward_floor", check_float("reward_floor", self.reward_floor))
         _set(self, "shared_seed", bool(self.shared_seed))
 
 
@@ -305,6 +311,7 @@ class GymParams:
     device: str | None = None
     torch_threads: int | None = 1
     reward_shift: float = 0.0
+    reward_floor: float | None = None
     shared_seed: bool = False
     direct: bool = True
     bias: bool = True

@@ -197,7 +197,8 @@ class GymProblem(Problem):
         obs_norm = self.config.obs_norm
         limit = self.cap.cap if self.cap is not None else None
         rollouts = self.rollouts(params, episode_seeds(seeds, self.config.episodes.count),
-                                 sampled_rows(seeds, obs_norm.prob) if obs_norm is not None else None, limit)
+                                 sampled_rows(seeds, obs_norm.prob) if obs_norm is not None else None, limit,
+                                 self.config.episodes.reward_floor)
         info: dict[str, Any] = {}
         if obs_norm is not None:
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
@@ -214,7 +215,8 @@ class GymProblem(Problem):
 
         With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
         at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
-        screens at that level and confirms on the task's own reward.
+        screens at that level and confirms on the task's own reward. A ``reward_floor`` only raises
+        training returns, so it leaves that level as it is.
         """
         return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
 
@@ -248,14 +250,14 @@ class GymProblem(Problem):
 
     # -- rollouts -------------------------------------------------------------------------------
     def rollouts(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
-                 limit: int | None = None) -> Rollouts:
+                 limit: int | None = None, floor: float | None = None) -> Rollouts:
         """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``;
         ``collect`` marks the rows that gather observation statistics, ``limit`` caps the episodes
-        below the task's own limit."""
+        below the task's own limit, ``floor`` raises rewards below it to it (training only)."""
         normalizer = self._normalizer()
         reference = self.reference_inputs(normalizer)
         try:
-            return self._engine().run(params, seeds, collect, normalizer, reference, limit)
+            return self._engine().run(params, seeds, collect, normalizer, reference, limit, floor)
         except BaseException:
             self.close()  # an environment that raised may be broken: rebuild on the next call
             raise

@@ -181,12 +181,13 @@ class BatchedRollouts:
 
     def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
-            limit: int | None = None) -> Rollouts:
+            limit: int | None = None, floor: float | None = None) -> Rollouts:
         """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
 
         ``collect`` marks the rows that gather observation statistics; ``reference`` (float32
         policy inputs) is the VBN reference batch of this call; ``limit`` caps the episodes below
-        the task's own limit (an adaptive episode cap).
+        the task's own limit (an adaptive episode cap); ``floor`` raises every reward below it to it
+        (a training episode's ``reward_floor``).
         """
         m, episodes = seeds.shape
         if reference is not None:
@@ -213,6 +214,7 @@ class BatchedRollouts:
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
         limit = _cap(limit, self.limit)
+        unit = 1.0 if floor is None else max(1.0, float(floor))  # the reward of a task whose rewards are all 1
         next_job = 0
         sampling = 0  # how many live slots collect observation statistics
         t = 0  # steps taken by this batch so far; a slot's episode length is t - born[slot]
@@ -280,7 +282,7 @@ class BatchedRollouts:
                     bad = int(np.flatnonzero(~np.isfinite(rewards))[0])
                     raise nonfinite_reward(self.where, rewards[bad], int(t - born[bad]),
                                            int(flat_seeds[job_of[bad]]))
-                ret_live += rewards
+                ret_live += rewards if floor is None else np.maximum(rewards, floor)
             done = terminated if truncated is None else terminated | truncated
             if t >= deadline:
                 done = done | (t - born[:live] >= limit)
@@ -290,7 +292,7 @@ class BatchedRollouts:
             for s in np.flatnonzero(done).tolist():
                 job = int(job_of[s])
                 lengths[job] = t - born[s]
-                returns[job] = ret[s] if rewards is not None else float(lengths[job])
+                returns[job] = ret[s] if rewards is not None else unit * float(lengths[job])
                 if collecting[s]:
                     moments[job] = running.take(s)
                     collecting[s] = False
@@ -341,7 +343,7 @@ class OneByOneRollouts:
 
     def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
-            limit: int | None = None) -> Rollouts:
+            limit: int | None = None, floor: float | None = None) -> Rollouts:
         """What :meth:`BatchedRollouts.run` returns for the same arguments, one episode at a time."""
         if reference is not None:
             self.batch.set_reference(reference)
@@ -357,7 +359,8 @@ class OneByOneRollouts:
             for e in range(episodes):
                 returns[row, e], lengths[row, e] = rollout_episode(
                     self.env, self.flatten, self.batch, self.adapter, int(seeds[row, e]), limit,
-                    normalizer, self.action_noise, stats=stats if sampled else None, where=self.where)
+                    normalizer, self.action_noise, stats=stats if sampled else None, where=self.where,
+                    floor=floor)
                 if sampled:
                     moments[row * episodes + e] = cast(SlotMoments, stats).take(0)
         return _results(returns, lengths, moments, collect, self.obs_size)
@@ -369,13 +372,15 @@ class OneByOneRollouts:
 def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: PolicyRuntime, adapter: Adapter,
                     seed: int, limit: int, normalizer: Normalizer | None = None, action_noise: float = 0.0,
                     stats: SlotMoments | None = None, frames: list[Any] | None = None,
-                    where: str = "the environment", every: int = 1) -> tuple[float, int]:
+                    where: str = "the environment", every: int = 1,
+                    floor: float | None = None) -> tuple[float, int]:
     """One episode of the policy loaded in slot 0 of ``batch``: ``(return, length)``.
 
     The reference loop: a gymnasium environment reset with ``seed``, one policy call per step.
     The moments of the observations fed to the policy go into slot 0 of ``stats`` (started here)
     and rendered frames into ``frames`` when given; only every ``every``-th frame is rendered (after the reset and
     after steps ``every``, ``2 every``, ...), as rendering can cost far more than a step (MuJoCo).
+    Rewards below ``floor`` count as ``floor`` (a training episode's ``reward_floor``).
     """
     rng = noise_generator(seed) if action_noise else None
     noise_std = np.float32(action_noise)
@@ -402,6 +407,8 @@ def rollout_episode(env: Any, flatten: Callable[[Any], np.ndarray], batch: Polic
         reward = float(reward)
         if not np.isfinite(reward):
             raise nonfinite_reward(where, reward, steps + 1, seed)
+        if floor is not None and reward < floor:
+            reward = float(floor)
         total = float(np.float64(total) + np.float64(reward))
         steps += 1
         if terminated or truncated or steps >= limit:

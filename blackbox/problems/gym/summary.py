@@ -28,6 +28,8 @@ def describe(problem: GymProblem) -> dict[str, object]:
         summary["episode_cap"] = problem.cap.describe()
     if config.episodes.reward_shift:
         summary["reward_shift"] = config.episodes.reward_shift
+    if config.episodes.reward_floor is not None:
+        summary["reward_floor"] = config.episodes.reward_floor
     if problem.shared_seed:
         summary["shared_seed"] = True
     requested = config.policy.device

@@ -308,6 +308,40 @@ def test_reward_shift_changes_the_training_fitness_only():
         GymProblem(toy(), max_episode_steps=10, reward_shift="much")
 
 
+def _floored_pendulum():
+    return gym.wrappers.TransformReward(gym.make("Pendulum-v1"), lambda r: max(float(r), -1.0))
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_reward_floor_raises_training_rewards_below_it_and_leaves_the_score(batched):
+    # Pendulum's rewards are -(angle^2 + ...) per step, often below -1 from a random start.
+    plain = GymProblem("Pendulum-v1", max_episode_steps=30, policy="linear", batched=batched)
+    floored = GymProblem("Pendulum-v1", max_episode_steps=30, policy="linear", batched=batched, reward_floor=-1.0)
+    by_hand = GymProblem(_floored_pendulum, max_episode_steps=30, policy="linear", batched=batched)
+    params = np.random.default_rng(0).normal(size=(4, plain.dim))
+    a, b, c = (p.evaluate(params, np.arange(4)) for p in (plain, floored, by_hand))
+    np.testing.assert_array_equal(b.fitness, c.fitness)  # every reward below -1 counted as -1, bit for bit
+    assert np.all(b.fitness >= -30.0) and np.all(b.fitness > a.fitness)
+    np.testing.assert_array_equal(plain.score(params[0], 3, seed=1), floored.score(params[0], 3, seed=1))
+    assert floored.training_goal(-100.0) == plain.training_goal(-100.0) == -100.0  # a floor only raises returns
+    assert floored.describe()["reward_floor"] == -1.0 and "reward_floor" not in plain.describe()
+
+
+def test_reward_floor_on_a_task_whose_rewards_are_all_one():
+    # CartPole's vectorized slots report no rewards (each is 1): a floor above 1 lifts each to it.
+    plain, floored = GymProblem("CartPole-v1"), GymProblem("CartPole-v1", reward_floor=2.0)
+    params = np.random.default_rng(0).normal(size=(3, plain.dim))
+    a, b = plain.evaluate(params, np.arange(3)), floored.evaluate(params, np.arange(3))
+    np.testing.assert_array_equal(b.fitness, 2.0 * a.fitness)
+    np.testing.assert_array_equal(GymProblem("CartPole-v1", reward_floor=0.5).evaluate(params, np.arange(3)).fitness,
+                                  a.fitness)
+
+
+def test_reward_floor_that_is_not_a_number_is_refused_in_one_line():
+    with pytest.raises(bb.ConfigError, match=r"^reward_floor must be a number, got 'low'$"):
+        GymProblem("Pendulum-v1", reward_floor="low")
+
+
 def test_goal_is_screened_at_the_shifted_level_and_confirmed_on_the_task_reward():
     # Training fitness is return - 10 <= 0 here, so only the problem's training_goal lets the check start.
     problem = GymProblem(toy(), max_episode_steps=10, reward_shift=-1.0, hidden=[4])
