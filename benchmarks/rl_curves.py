@@ -10,7 +10,8 @@ steps, the median over the seeds and the range between the lowest and highest se
 curve faintly, and the task's standard goal (the preset's, with its source). A run stops when its
 goal is confirmed on fresh episodes; after that its curve keeps its last value, so the median past
 the first stops is that of finished and running seeds together. The training return is one noisy
-episode (Hopper's has the survival bonus removed when the preset trains with ``reward_shift``), so a
+episode (Hopper's has the survival bonus removed when the preset trains with ``reward_shift``,
+BipedalWalker's falls count -1 with ``reward_floor``), so a
 curve can touch the goal before the goal is confirmed; the goal line is the confirmation's bar.
 """
 
@@ -27,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from blackbox.problems.gym.preset_table import seed_list  # noqa: E402
-from blackbox.problems.gym.presets import standard_goal, training_shift  # noqa: E402
+from blackbox.problems.gym.presets import standard_goal, training_reward_note  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CURVES = HERE / "rl_curves.json"
@@ -73,13 +74,13 @@ def draw(task: str, entry: dict, out: Path) -> Path:
         low, mid, high = np.nanmin(rows, 0), np.nanmedian(rows, 0), np.nanmax(rows, 0)
     ax.fill_between(grid, low, high, color="tab:blue", alpha=0.15, linewidth=0, label="range over the seeds")
     ax.plot(grid, mid, color="tab:blue", linewidth=2.0, label=f"median of {len(rows)} seeds")
-    shift = training_shift(task)
+    note = training_reward_note(task)  # the preset trains on changed rewards: its curve is not the task's return
     if goal is not None:
-        on = " on the task's own return" if shift else ""
+        on = " on the task's own return" if note else ""
         ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f}{on} ({source})")
     ax.set_xlabel("environment steps (training)")
-    ax.set_ylabel("center return (one training episode)" if not shift else f"center training return ({shift:+g} a step)",
-                  fontsize=10 if not shift else 9)
+    ax.set_ylabel("center return (one training episode)" if not note else f"center training return ({note})",
+                  fontsize=10 if not note else 8)
     seeds = sorted(int(seed) for seed in curves)
     commit, _, more = entry["commit"].partition(" ")  # the row of section 7 spells out the rest
     ax.set_title(f"{task}: seeds {seed_list(seeds)}, commit {commit}{' (and others)' if more else ''}", fontsize=10)

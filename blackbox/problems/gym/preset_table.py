@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .presets import ARS_SOURCE, PRESETS, preset_of, standard_goal, training_shift
+from .presets import ARS_SOURCE, PRESETS, preset_of, standard_goal, training_reward_note
 
 __all__ = ["RESULTS", "PresetRow", "load_results", "seed_list", "preset_rows", "markdown", "measured_markdown", "write_docs", "MARKERS",
            "MEASURED_MARKERS"]
@@ -114,8 +114,8 @@ def measured_markdown(results: dict[str, Any] | None = None) -> str:
             continue
         trials = measured["trials"]
         solved = [t for t in trials.values() if t["solved"]]
-        shift = training_shift(row["task"])
-        trained_on = f" (training return, {shift:+g} a step)" if shift else ""  # not the task's own return
+        note = training_reward_note(row["task"])
+        trained_on = f" (training return, {note})" if note else ""  # not the task's own return
         unsolved = [f"seed {seed}: {t['best_center']:,.1f}{trained_on}" for seed, t in sorted(trials.items())
                     if not t["solved"] and t.get("best_center") is not None]
         steps = [t["steps"] for t in solved]

@@ -74,7 +74,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 __all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
-           "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
+           "training_reward_note", "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
 
 
 if TYPE_CHECKING:
@@ -327,6 +327,21 @@ def training_shift(env: str) -> float:
     strategy = recommended_strategy(env)
     shift = recommended(env, strategy)["problem"].get("reward_shift", 0.0) if strategy else 0.0
     return float(shift) if isinstance(shift, (int, float)) else 0.0
+
+
+def training_reward_note(env: str) -> str:
+    """How the preset of ``env`` changes the rewards it trains on, in a few words (empty: the task's own):
+    ``"-1 a step"`` (``reward_shift``), ``"rewards below -1 counted as -1"`` (``reward_floor``)."""
+    strategy = recommended_strategy(env)
+    problem = recommended(env, strategy)["problem"] if strategy else {}
+    notes = []
+    shift = training_shift(env)
+    if shift:
+        notes.append(f"{shift:+g} a step")
+    floor = problem.get("reward_floor")
+    if isinstance(floor, (int, float)) and not isinstance(floor, bool):
+        notes.append(f"rewards below {floor:g} counted as {floor:g}")
+    return ", ".join(notes)
 
 
 def missing_preset_note(env: object, strategy: str, options: Mapping[str, object]) -> str | None:

@@ -87,7 +87,9 @@ def test_an_unsolved_seed_of_a_shifted_preset_says_its_return_is_the_training_on
     trial = {"solved": False, "steps": 10, "wall": 1.0, "best_center": 2682.74}
     results = {task: {"commit": "abc1234", "date": "2026-11-27 18:31 UTC", "load": "1.0-2.0",
                       "trials": {"103": trial, "104": {**trial, "solved": True, "best_center": 3400.0}}}
-               for task in ("Walker2d-v5", "Swimmer-v5")}
+               for task in ("Walker2d-v5", "Swimmer-v5", "BipedalWalker-v3")}
     rows = {row.split(" | ")[0].lstrip("| "): row for row in measured_markdown(results).splitlines()[2:]}
     assert "| seed 103: 2,682.7 (training return, -1 a step) |" in rows["Walker2d-v5"]
     assert "| seed 103: 2,682.7 |" in rows["Swimmer-v5"]  # no shift: the task's own return
+    # BipedalWalker's preset floors its training rewards at -1 (a fall's -100 counts as -1)
+    assert "| seed 103: 2,682.7 (training return, rewards below -1 counted as -1) |" in rows["BipedalWalker-v3"]
