@@ -334,11 +334,10 @@ def training_reward_note(env: str) -> str:
     ``"-1 a step"`` (``reward_shift``), ``"rewards below -1 counted as -1"`` (``reward_floor``)."""
     strategy = recommended_strategy(env)
     problem = recommended(env, strategy)["problem"] if strategy else {}
+    shift, floor = problem.get("reward_shift"), problem.get("reward_floor")
     notes = []
-    shift = training_shift(env)
-    if shift:
-        notes.append(f"{shift:+g} a step")
-    floor = problem.get("reward_floor")
+    if isinstance(shift, (int, float)) and not isinstance(shift, bool) and shift:
+        notes.append(f"{float(shift):+g} a step")
     if isinstance(floor, (int, float)) and not isinstance(floor, bool):
         notes.append(f"rewards below {floor:g} counted as {floor:g}")
     return ", ".join(notes)
