@@ -8,7 +8,7 @@
 
 Each trial is exactly ``blackbox run --problem gym:TASK [ARGS] --seed S`` (parsed by the command's
 own parser, resolved by the same code, run in this process; the run directory goes to a temporary
-folder): with no ARGS it is the task's preset, which is what a user gets. "Solved" is the preset's
+folder, or to ``--runs DIR``): with no ARGS it is the task's preset, which is what a user gets. "Solved" is the preset's
 goal as ``blackbox run`` judges it (:class:`blackbox.driver.stop.ConfirmGoal`: the center's mean
 return over ``goal_episodes`` fresh episodes, checked whenever the center's training return reaches
 the goal). Steps are the training's environment steps when the run stopped (the confirmation
@@ -24,6 +24,15 @@ leaves it alone) gets one row per task as soon as the task's seeds are done: per
 and wall time, with the commit, date and load they were measured at. ``blackbox list presets`` and
 the table in docs/rl.md read it; ``tests/problems/gym/test_preset_table.py`` re-runs the cheap
 tasks on one seed against it.
+
+Long tasks (Walker2d, Ant: hours a seed on 2 cores) outlive a session. With ``--runs DIR`` every
+trial keeps its run directory, ``DIR/TASK-SEED`` (``DIR/TASK-LABEL-SEED`` for other settings than
+the preset's), and a trial whose directory already holds the same run (the same resolved config;
+executor, logging and checkpointing aside) is not started over: a finished one is read back, an
+interrupted one continues from its newest checkpoint (``blackbox resume``, bit for bit the run it
+would have been). So ``python benchmarks/rl_presets.py --tasks Ant-v5 --seeds 100-104 --runs DIR``
+can be stopped and run again, and a seed run by hand as ``blackbox run --problem gym:Ant-v5 --seed
+100 --out DIR/Ant-v5-100`` counts as that trial.
 """
 
 from __future__ import annotations
@@ -75,12 +84,42 @@ def _progress(every: int):
     return Progress()
 
 
-def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int = 0) -> dict:
-    """One trial through the command's parser and resolver; its outcome as a dict."""
+def trial_dir(runs: Path, task: str, label: str, seed: int) -> Path:
+    """Where ``--runs`` keeps one trial's run directory."""
+    slug = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in label)
+    name = task.replace("/", "_") + ("" if label == "preset" else f"-{slug}")
+    return runs / f"{name}-{seed}"
+
+
+def kept_run(out: Path, run) -> str | None:
+    """How a kept run directory ``out`` can serve the trial ``run`` (a resolved config): ``"finished"``
+    (read it back), ``"checkpoint"`` (resume it) or None (start over: absent, another run, or nothing saved)."""
+    from blackbox.config.run import config_changes
+    from blackbox.config.toml import load_toml
+    from blackbox.lab.runs import is_finished
+    from blackbox.store.checkpoint import list_checkpoints
+
+    config = out / "config.toml"
+    if not config.is_file():
+        return None
+    changes = [c for c in config_changes(load_toml(config).data, run)
+               if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
+    if changes:
+        return None
+    if is_finished(out):
+        return "finished"
+    return "checkpoint" if list_checkpoints(out / "checkpoints") else None
+
+
+def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int = 0, keep: bool = False) -> dict:
+    """One trial through the command's parser and resolver; its outcome as a dict.
+
+    With ``keep`` a run already in ``out`` (see :func:`kept_run`) is read back or resumed, not redone.
+    """
     from blackbox.cli import build_parser
     from blackbox.cli.run import apply_flags
     from blackbox.config.run import read_run_config, resolve_run_config
-    from blackbox.lab.runs import start_run
+    from blackbox.lab.runs import read_result, resume_run, start_run
 
     argv = command(task, extra, seed) + ["--out", str(out), "--overwrite", "--quiet", "--no-plot"]
     args = build_parser().parse_args(argv)
@@ -88,9 +127,17 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
     apply_flags(config, args)
     run = resolve_run_config(config)
     resolved = run.to_dict()
+    kept = kept_run(out, run) if keep else None
     load_before = os.getloadavg()
     started = time.perf_counter()
-    summary = start_run(run, out, overwrite=True, callbacks=[_progress(progress)])
+    if kept == "finished":
+        summary = read_result(out)
+        assert summary is not None  # kept_run found it finished
+    elif kept == "checkpoint":
+        summary = resume_run(out, config=run, callbacks=[_progress(progress)], warn=lambda message: print(
+            f"  {task} seed {seed}: {message}", flush=True))
+    else:
+        summary = start_run(run, out, overwrite=True, callbacks=[_progress(progress)])
     elapsed = time.perf_counter() - started
     check = summary.get("goal_check") or {}
     history = _history(out / "records.csv")
@@ -107,6 +154,7 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
         "curve": curve,
         "load": [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        **({"kept": kept} if kept else {}),
     }
 
 
@@ -230,23 +278,30 @@ def record_curves(path: Path, task: str, done: list[dict], commit: str) -> None:
 
 def measure(tasks: list[str], seeds: int | list[int], first_seed: int = 0, extra: str = "", label: str | None = None,
             progress: int = 0, notes: bool = True, stop_after_fail: int = 0, log=print,
-            results: Path | None = None) -> tuple[list, list]:
-    """Run every task over the seeds; the summary rows and the trials."""
+            results: Path | None = None, runs: Path | None = None) -> tuple[list, list]:
+    """Run every task over the seeds; the summary rows and the trials. With ``runs`` the run
+    directories are kept there, and kept runs are read back or resumed (:func:`run_trial`)."""
     flags = shlex.split(extra)
     label = label or (" ".join(flags) if flags else "preset")
     rows, trials = [], []
     chosen = list(seeds) if isinstance(seeds, list) else list(range(first_seed, first_seed + seeds))
     commit = _commit()
+    if runs is not None:
+        runs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rl-presets-") as scratch:
         for task in tasks:
             done: list[dict] = []
             for seed in chosen:
-                trial = run_trial(task, flags, seed, Path(scratch) / f"{task.replace('/', '_')}-{seed}", progress)
+                out = trial_dir(Path(scratch) if runs is None else runs, task, label, seed)
+                trial = run_trial(task, flags, seed, out, progress, keep=runs is not None)
                 trial["label"] = label
                 done.append(trial)
+                how = {"finished": " (read back from its run directory)",
+                       "checkpoint": " (resumed from its newest checkpoint)"}.get(trial.get("kept", ""), "")
                 log(f"{task} [{label}] seed {seed}: {'solved' if trial['solved'] else 'not solved'} "
                     f"steps {trial['steps']:,} wall {trial['wall']:.1f} s gens {trial['generations']} "
-                    f"best center {trial['best_center']} confirmed {trial['confirmed_mean']} ({trial['stop_reason']})")
+                    f"best center {trial['best_center']} confirmed {trial['confirmed_mean']} ({trial['stop_reason']})"
+                    + how)
                 if notes:
                     TRIALS.parent.mkdir(parents=True, exist_ok=True)
                     with open(TRIALS, "a") as handle:
@@ -329,6 +384,10 @@ def main(argv=None) -> int:
                         help="give up on a task after this many unsolved seeds (0: never)")
     parser.add_argument("--progress", type=int, default=0, metavar="K",
                         help="print a line every K generations (default: 0, none)")
+    parser.add_argument("--runs", type=Path, metavar="DIR",
+                        help="keep each trial's run directory in DIR (DIR/TASK-SEED); a trial already there is "
+                             "read back if finished, resumed from its newest checkpoint if not (default: a "
+                             "temporary folder, nothing kept)")
     parser.add_argument("--json", type=Path, help="write the summary rows and every trial here")
     parser.add_argument("--no-notes", action="store_true", help=f"do not append the trials to {TRIALS}")
     parser.add_argument("--from-notes", nargs="+", metavar="TASK=LABEL",
@@ -352,7 +411,7 @@ def main(argv=None) -> int:
     rows, trials = measure((args.task or []) + (args.tasks or []) or list(TASKS), seeds, 0, args.args, args.label,
                            args.progress, not args.no_notes, args.stop_after_fail,
                            log=lambda text: print(text, flush=True),
-                           results=None if args.no_results else args.results)
+                           results=None if args.no_results else args.results, runs=args.runs)
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "rows": rows, "trials": trials}, indent=1))
