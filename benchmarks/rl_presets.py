@@ -94,17 +94,11 @@ def trial_dir(runs: Path, task: str, label: str, seed: int) -> Path:
 def kept_run(out: Path, run) -> str | None:
     """How a kept run directory ``out`` can serve the trial ``run`` (a resolved config): ``"finished"``
     (read it back), ``"checkpoint"`` (resume it) or None (start over: absent, another run, or nothing saved)."""
-    from blackbox.config.run import config_changes
-    from blackbox.config.toml import load_toml
-    from blackbox.lab.runs import is_finished
+    from blackbox.lab.runs import is_finished, run_changes
     from blackbox.store.checkpoint import list_checkpoints
 
     config = out / "config.toml"
-    if not config.is_file():
-        return None
-    changes = [c for c in config_changes(load_toml(config).data, run)
-               if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
-    if changes:
+    if not config.is_file() or run_changes(config, run):
         return None
     if is_finished(out):
         return "finished"
@@ -152,8 +146,11 @@ def run_trial(task: str, extra: list[str], seed: int, out: Path, progress: int =
         "elapsed": elapsed, "stop_reason": summary["stop_reason"],
         "best_center": max(centers) if centers else None, "last_center": centers[-1] if centers else None,
         "curve": curve,
-        "load": [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()],
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        # a trial read back ran unwatched: its load is unknown, its date is when it ended
+        "load": None if kept == "finished" else
+        [round(x, 2) for x in load_before] + [round(x, 2) for x in os.getloadavg()],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(
+            (out / "result.json").stat().st_mtime if kept == "finished" else None)),
         **({"kept": kept} if kept else {}),
     }
 

@@ -133,8 +133,9 @@ def is_finished(run_dir: str | Path) -> bool:
     return bool(result and result.get("finished"))
 
 
-def _run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, object, object]]:
-    """Differences that make it another run (what is logged, checkpointed or which executor runs it do not)."""
+def run_changes(path: Path, resolved: ResolvedRun) -> list[tuple[str, object, object]]:
+    """How the run whose config.toml is ``path`` differs from ``resolved``: the differences that make it
+    another run (what is logged, checkpointed or which executor runs it do not)."""
     existing = load_toml(path).data
     return [c for c in config_changes(existing, resolved) if c[0].split(".")[0] not in ("log", "checkpoint", "executor")]
 
@@ -153,7 +154,7 @@ def _refuse_unless_replaceable(out: Path, resolved: ResolvedRun | None, overwrit
         return
     paths = RunPaths(out)
     if not overwrite:
-        changes = _run_changes(paths.config, resolved) if resolved is not None else []
+        changes = run_changes(paths.config, resolved) if resolved is not None else []
         if changes:
             shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, a, b in changes[:5])
             more = f" (and {len(changes) - 5} more)" if len(changes) > 5 else ""

@@ -43,7 +43,7 @@ def test_an_interrupted_trial_resumes_to_the_uninterrupted_result_and_a_finished
     assert {k: resumed[k] for k in OUTCOME} == {k: whole[k] for k in OUTCOME}
 
     again = presets.run_trial("CartPole-v1", FLAGS, 3, out, keep=True)
-    assert again["kept"] == "finished"
+    assert again["kept"] == "finished" and again["load"] is None  # read back: the load it ran under is unknown
     assert {k: again[k] for k in OUTCOME} == {k: whole[k] for k in OUTCOME}
 
 
