@@ -4,7 +4,9 @@
     nice -n 19 python benchmarks/jax_tasks.py --only --overhead-generations 0 --brax   # the Brax row alone
 
 Contenders, on the same gymnax environment, the same MLP (16 tanh units, the same start vector), the
-same population, sigma and learning rate, one process:
+same population, sigma and learning rate, one process. The start vector is the ES paper's initialization
+(``init=es``, the gym problem's), so the gymnasium path starts from the same policy too (``--init fan_in``:
+the gymnax problem's default draw instead, for gymnax and evosax):
 
 - blackbox: ``es.ask()`` -> ``evaluate_rows(problem, population, seeds)`` (the executors' routine:
   the compact population expanded on the device, one compiled call) -> ``es.tell``;
@@ -129,7 +131,7 @@ def run_blackbox(task: Task, strategy: str, seed: int, spec: str, label: str, ma
                    compile_wall, steps)
 
 
-def run_evosax(task: Task, kind: str, seed: int) -> Outcome:
+def run_evosax(task: Task, kind: str, seed: int, init: str = "es") -> Outcome:
     import jax
     import jax.numpy as jnp
     import optax
@@ -148,7 +150,7 @@ def run_evosax(task: Task, kind: str, seed: int) -> Outcome:
 
     policy = MLP(layer_sizes=(HIDDEN, out), activation=jnp.tanh, output_fn=output)
     problem = EvosaxGymnax(task.env, policy, num_rollouts=task.episodes, use_normalize_obs=False)
-    ours = bb.make_problem(f"gymnax:{task.env},hidden=[{HIDDEN}]")
+    ours = bb.make_problem(f"gymnax:{task.env},hidden=[{HIDDEN}],init={init}")
     row = start_vector(ours, seed).astype(np.float32)
     # blackbox's row layout (kernel then bias per layer) as flax's parameter tree
     n_in = int(np.prod(problem.observation_shape))
@@ -471,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the project's gymnasium path")
     parser.add_argument("--gym-max-seconds", type=float, default=120.0,
                         help="stop a gymnasium run unsolved after this long")
+    parser.add_argument("--init", choices=["es", "fan_in"], default="es",
+                        help="the gymnax policy's start rows: es (the ES paper's, the gym problem's: both paths then "
+                             "start from the same policy) or fan_in (the gymnax problem's default)")
     parser.add_argument("--overhead-generations", type=int, default=20)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--brax", action=argparse.BooleanOptionalAction, default=False,
@@ -496,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     for name in args.only:
         task = TASKS[name]
-        gymnax_spec = f"gymnax:{task.env},hidden=[{HIDDEN}],episodes={task.episodes}"
+        gymnax_spec = f"gymnax:{task.env},hidden=[{HIDDEN}],episodes={task.episodes},init={args.init}"
         gym_spec = (f"gym:{task.env},hidden=[{HIDDEN}],activation=tanh,episodes={task.episodes}"
                     + (",shared_seed=true" if task.shared else ""))
         for seed in range(args.seeds):
@@ -505,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 outcomes.append(run_blackbox(task, strategy, seed, gymnax_spec, f"blackbox {strategy} (gymnax)"))
                 try:
-                    outcomes.append(run_evosax(task, peer, seed))
+                    outcomes.append(run_evosax(task, peer, seed, args.init))
                 except Exception as error:  # a peer that does not run here is reported, not fatal
                     failures.append(f"evosax {peer} on {task.env}: {type(error).__name__}: "
                                     f"{str(error).splitlines()[0] if str(error) else ''}")

@@ -35,6 +35,7 @@ from ...core.population import Population
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError, StateError
 from .device_noise import DeviceNoise, compact_arrays, expand
+from .policies import step_functions
 from .runtime import import_jax
 
 if TYPE_CHECKING:
@@ -270,6 +271,7 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
     import jax.numpy as jnp
 
     policy, clip = problem.policy, np.float32(getattr(problem, "obs_clip", 5.0))
+    prepare, forward = step_functions(policy)  # the row cut into layers once, before the step loop
     obs_norm, size = problem.obs_norm, problem.obs_size
 
     def episode_keys(key_halves):
@@ -286,7 +288,7 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
         obs, state, key, done, total, length, (n, mu, m2) = carry
         x = obs.reshape(-1).astype(jnp.float32)
         inputs = jnp.clip((x - mean) / std, -clip, clip) if obs_norm else x
-        action = actions(policy.apply(row, inputs))
+        action = actions(forward(row, inputs))
         key, step_key = jax.random.split(key)
         obs2, state2, reward, ended = step(step_key, state, action)
         alive = jnp.logical_and(jnp.logical_not(done), in_time)
@@ -301,6 +303,7 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
         return (obs2, state2, key, jnp.logical_or(done, ended), total, length, (n, mu, m2))
 
     def generation(rows, key_halves, mean, std):
+        rows = jax.vmap(prepare)(rows)
         keys = jax.vmap(episode_keys)(key_halves)  # (m, episodes, key)
         carry = jax.vmap(jax.vmap(start))(keys)
         batched = jax.vmap(jax.vmap(advance_one, in_axes=(None, None, None, None, 0)),

@@ -50,7 +50,8 @@ class BraxProblem(BatchedJaxProblem):
     ``env`` a Brax name; ``backend`` its physics pipeline (``"spring"``, the cheapest on a CPU;
     ``"positional"``, ``"generalized"``, ``"mjx"``); ``episode_length`` steps per episode at most;
     ``episodes`` per row; ``policy`` ``"mlp"`` (``hidden`` units, ``activation``), ``"linear"`` or a
-    policy object (:mod:`.policies`); ``obs_norm`` running observation statistics (inputs clipped
+    policy object (:mod:`.policies`); ``init`` the built-in policy's start rows (``"fan_in"`` or ``"es"``,
+    as the gymnax problem's); ``obs_norm`` running observation statistics (inputs clipped
     to ``obs_clip``); ``shared_seed`` the same episodes for every row of a generation; ``device`` a
     JAX platform (``"cpu"``, ``"gpu"``; None: JAX's default device).
     """
@@ -60,6 +61,7 @@ class BraxProblem(BatchedJaxProblem):
 
     def __init__(self, env: str = "hopper", *, backend: str = "spring", episode_length: int = 1000,
                  episodes: int = 1, policy: object = "mlp", hidden: Sequence[int] = (16,), activation: str = "tanh",
+                 init: str = "fan_in",
                  obs_norm: bool = False, obs_clip: float = 5.0, shared_seed: bool = False,
                  device: str | None = None):
         envs = import_brax()
@@ -77,7 +79,7 @@ class BraxProblem(BatchedJaxProblem):
         self.obs_shape = tuple(int(s) for s in state.obs.shape)
         self.obs_size = int(np.prod(self.obs_shape)) if self.obs_shape else 1
         self.actions = Actions(Box(-1.0, 1.0, (int(environment.action_size),)), self.where)
-        self.policy = make_policy(policy, self.obs_size, self.actions.out_size, hidden, activation)
+        self.policy = make_policy(policy, self.obs_size, self.actions.out_size, hidden, activation, init)
         check_output_shape(self.policy, (self.obs_size,), self.actions, self.where)
         self.dim = int(self.policy.dim)
         self._init_statistics()

@@ -54,9 +54,12 @@ class GymnaxProblem(BatchedJaxProblem):
     """Mean episode return of a JAX policy on a gymnax environment, a generation per compiled call.
 
     ``env`` a gymnax id; ``episodes`` per row; ``policy`` ``"mlp"`` (``hidden`` units,
-    ``activation``), ``"linear"`` or a policy object (:mod:`.policies`); ``obs_norm`` running
-    observation statistics (inputs clipped to ``obs_clip``); ``max_episode_steps`` below the task's
-    own limit; ``shared_seed`` the same episodes for every row of a generation; ``device`` a JAX platform (``"cpu"``, ``"gpu"``; None: JAX's default device);
+    ``activation``), ``"linear"`` or a policy object (:mod:`.policies`); ``init`` the built-in policy's
+    start rows, ``"fan_in"`` or ``"es"`` (the ES paper's, as the gym problem's; see
+    :meth:`.policies.MLPPolicy.initial_params`); ``obs_norm`` running observation statistics (inputs
+    clipped to ``obs_clip``); ``max_episode_steps`` below the task's own limit; ``shared_seed`` the same
+    episodes for every row of a generation; ``device`` a JAX platform (``"cpu"``, ``"gpu"``; None: JAX's
+    default device);
     ``unroll`` environment steps per pass of the compiled loop, 1 to :attr:`MAX_UNROLL`; None (the default):
     4 for the environments whose returns were checked bit-identical to 1 on CPU (:data:`UNROLLED`; about
     13% less CPU on CartPole-v1), 1 for the others, whose float rounding could change (see :mod:`.batched`).
@@ -71,7 +74,8 @@ class GymnaxProblem(BatchedJaxProblem):
     needs = {"jax": "jax", "gymnax": "jax"}
 
     def __init__(self, env: str = "CartPole-v1", *, episodes: int = 1, policy: object = "mlp",
-                 hidden: Sequence[int] = (16,), activation: str = "tanh", obs_norm: bool = False, obs_clip: float = 5.0,
+                 hidden: Sequence[int] = (16,), activation: str = "tanh", init: str = "fan_in", obs_norm: bool = False,
+                 obs_clip: float = 5.0,
                  max_episode_steps: int | None = None, shared_seed: bool = False, device: str | None = None,
                  unroll: int | None = None):
         gymnax = import_gymnax()
@@ -91,7 +95,7 @@ class GymnaxProblem(BatchedJaxProblem):
         self.obs_shape = tuple(int(s) for s in environment.observation_space(env_params).shape)
         self.obs_size = int(np.prod(self.obs_shape)) if self.obs_shape else 1
         self.actions = Actions(environment.action_space(env_params), self.where)
-        self.policy = make_policy(policy, self.obs_size, self.actions.out_size, hidden, activation)
+        self.policy = make_policy(policy, self.obs_size, self.actions.out_size, hidden, activation, init)
         check_output_shape(self.policy, (self.obs_size,), self.actions, self.where)
         self.dim = int(self.policy.dim)
         self._init_statistics()

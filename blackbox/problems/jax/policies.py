@@ -11,6 +11,7 @@ the problem is built (:func:`check_output_shape`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,9 +23,12 @@ from ...errors import ConfigError
 if TYPE_CHECKING:
     import jax
 
-__all__ = ["JaxPolicy", "MLPPolicy", "Actions", "Box", "make_policy", "check_output_shape", "ACTIVATIONS"]
+__all__ = ["JaxPolicy", "MLPPolicy", "Actions", "Box", "make_policy", "step_functions", "check_output_shape",
+           "ACTIVATIONS", "INITS"]
 
 ACTIVATIONS = ("tanh", "relu")
+#: How the built-in policies draw their start rows (:meth:`MLPPolicy.initial_params`).
+INITS = ("fan_in", "es")
 
 
 class JaxPolicy(Protocol):
@@ -48,6 +52,7 @@ class MLPPolicy:
 
     sizes: tuple[int, ...]
     activation: str = "tanh"
+    init: str = "fan_in"
 
     @property
     def dim(self) -> int:
@@ -55,44 +60,86 @@ class MLPPolicy:
 
     def apply(self, row: jax.Array, obs: jax.Array) -> jax.Array:
         """The outputs for one flat observation ``obs`` under parameters ``row`` (JAX arrays)."""
+        return self.forward(self.prepare(row), obs)
+
+    def prepare(self, row: jax.Array) -> tuple[tuple[jax.Array, jax.Array], ...]:
+        """``row`` cut into each layer's ``(weights (inputs, outputs), bias)``: done once per episode
+        batch, outside the step loop, so a step does no slicing (see :func:`.batched.make_generation`)."""
+        layers, at = [], 0
+        for a, b in zip(self.sizes[:-1], self.sizes[1:]):
+            layers.append((row[at : at + a * b].reshape(a, b), row[at + a * b : at + a * b + b]))
+            at += a * b + b
+        return tuple(layers)
+
+    def forward(self, layers: tuple[tuple[jax.Array, jax.Array], ...], obs: jax.Array) -> jax.Array:
+        """The outputs for one flat observation under the layers :meth:`prepare` cut."""
         import jax.numpy as jnp
 
-        x, at = obs.reshape(-1), 0
-        layers = list(zip(self.sizes[:-1], self.sizes[1:]))
-        for i, (a, b) in enumerate(layers):
-            weights = row[at : at + a * b].reshape(a, b)
-            bias = row[at + a * b : at + a * b + b]
-            at += a * b + b
+        x = obs.reshape(-1)
+        for i, (weights, bias) in enumerate(layers):
             x = x @ weights + bias
             if i < len(layers) - 1:
                 x = jnp.tanh(x) if self.activation == "tanh" else jnp.maximum(x, 0.0)
         return x
 
     def initial_params(self, rng: np.random.Generator) -> np.ndarray:
-        """Weights drawn from N(0, 1/fan_in), biases zero: outputs of order one from the start."""
+        """The start row, biases zero. ``init="fan_in"``: weights drawn from N(0, 1/fan_in), outputs of
+        order one from the start. ``init="es"``: the ES paper's initialization, the gym problem's
+        (:class:`blackbox.problems.gym.policies.MLPPolicy`): each unit's incoming weights scaled to norm 1,
+        0.01 for the output layer, so the start policy is nearly indifferent and the first generation's
+        perturbations decide its actions; the same ``rng`` gives the same start policy as ``gym:ENV``'s."""
         parts = []
-        for a, b in zip(self.sizes[:-1], self.sizes[1:]):
-            parts += [rng.standard_normal(a * b) / math.sqrt(a), np.zeros(b)]
+        layers = list(zip(self.sizes[:-1], self.sizes[1:]))
+        for k, (a, b) in enumerate(layers):
+            if self.init == "es":
+                w = rng.standard_normal((b, a))  # the gym policy's (outputs, inputs) draw, then our layout
+                w *= (0.01 if k == len(layers) - 1 else 1.0) / np.sqrt(np.square(w).sum(axis=1, keepdims=True))
+                parts += [w.T.reshape(-1), np.zeros(b)]
+            else:
+                parts += [rng.standard_normal(a * b) / math.sqrt(a), np.zeros(b)]
         return np.concatenate(parts)
 
     def describe(self) -> str:
+        init = ", es init" if self.init == "es" else ""
         if len(self.sizes) == 2:
-            return f"linear {self.sizes[0]}->{self.sizes[1]}"
-        return f"mlp {'-'.join(map(str, self.sizes))} {self.activation}"
+            return f"linear {self.sizes[0]}->{self.sizes[1]}{init}"
+        return f"mlp {'-'.join(map(str, self.sizes))} {self.activation}{init}"
 
 
-def make_policy(policy: Any, obs_size: int, out_size: int, hidden: object = (32,), activation: str = "tanh") -> JaxPolicy:
-    """``"linear"``, ``"mlp"`` (``hidden`` units, ``activation``) or a policy object, as it is."""
+def step_functions(policy: JaxPolicy) -> tuple[Callable[[Any], Any], Callable[[Any, Any], Any]]:
+    """``(prepare, forward)`` with ``forward(prepare(row), obs) == policy.apply(row, obs)``: ``prepare`` runs
+    once per row before an episode's step loop, ``forward`` at each step. The built-in :class:`MLPPolicy`
+    cuts its row into layers once (a CartPole generation spent about a third of its time re-slicing the row
+    each step); any other policy, or a subclass with its own ``apply``, is run as ``apply`` on the row."""
+    if isinstance(policy, MLPPolicy) and type(policy).apply is MLPPolicy.apply:
+        return policy.prepare, policy.forward
+    return _unchanged, policy.apply
+
+
+def _unchanged(row: Any) -> Any:
+    return row
+
+
+def make_policy(policy: Any, obs_size: int, out_size: int, hidden: object = (32,), activation: str = "tanh",
+                init: str = "fan_in") -> JaxPolicy:
+    """``"linear"``, ``"mlp"`` (``hidden`` units, ``activation``, start rows by ``init``: one of
+    :data:`INITS`) or a policy object, as it is."""
     if not isinstance(policy, str):
         for needed in ("dim", "apply", "initial_params"):
             if not hasattr(policy, needed):
                 raise ConfigError(f"policy must be 'linear', 'mlp' or an object with dim, apply(row, obs) and "
                                   f"initial_params(rng), got {policy!r} (it has no {needed})")
+        if init != "fan_in":
+            raise ConfigError(f"init={init!r} sets the start rows of the built-in 'linear' and 'mlp' policies; a "
+                              f"policy object starts from its own initial_params(rng): leave init unset")
         return policy
     if activation not in ACTIVATIONS:
         raise ConfigError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+    if init not in INITS:
+        raise ConfigError(f"init must be one of {', '.join(INITS)} (N(0, 1/fan_in) weights, or the ES paper's "
+                          f"unit-norm weights with a 0.01 output layer), got {init!r}")
     if policy == "linear":
-        return MLPPolicy((obs_size, out_size), activation)
+        return MLPPolicy((obs_size, out_size), activation, init)
     if policy == "mlp":
         if isinstance(hidden, int) and not isinstance(hidden, bool):
             units = [hidden]
@@ -103,7 +150,7 @@ def make_policy(policy: Any, obs_size: int, out_size: int, hidden: object = (32,
         if not units:
             raise ConfigError("hidden must name at least one layer size for policy='mlp' (or use policy='linear')")
         sizes = tuple(check_int("hidden", h, minimum=1) for h in units)
-        return MLPPolicy((obs_size, *sizes, out_size), activation)
+        return MLPPolicy((obs_size, *sizes, out_size), activation, init)
     raise ConfigError(f"policy must be 'linear', 'mlp' or a policy object, got {policy!r}")
 
 

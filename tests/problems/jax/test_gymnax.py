@@ -334,3 +334,62 @@ def test_a_bad_unroll_is_one_line_naming_the_range(bad, message):
     with pytest.raises(ConfigError) as info:
         GymnaxProblem("CartPole-v1", unroll=bad)
     assert str(info.value) == message
+
+
+def test_the_layers_cut_once_give_the_returns_of_apply_at_every_step():
+    """The built-in policy runs as forward(prepare(row)) with the row cut before the step loop; a subclass
+    with its own apply runs apply on the row at each step. Both give the same returns, bit for bit."""
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+    from blackbox.problems.jax.policies import MLPPolicy, step_functions
+
+    class SameAsApply(MLPPolicy):
+        def apply(self, row, obs):
+            return super().apply(row, obs)
+
+    for env, options in [("CartPole-v1", {}), ("Pendulum-v1", {"episodes": 2, "obs_norm": True})]:
+        built_in = GymnaxProblem(env, hidden=[8], **options)
+        own = GymnaxProblem(env, policy=SameAsApply((built_in.obs_size, 8, built_in.actions.out_size)), **options)
+        assert step_functions(built_in.policy)[1] == built_in.policy.forward
+        assert step_functions(own.policy)[1] == own.policy.apply
+        rows = np.random.default_rng(1).standard_normal((12, built_in.dim))
+        first, second = built_in.evaluate(rows, np.arange(12)), own.evaluate(rows, np.arange(12))
+        assert first.fitness.tolist() == second.fitness.tolist()
+        assert first.steps.tolist() == second.steps.tolist()
+
+
+def test_es_init_starts_from_the_gym_policys_start_policy():
+    """init="es" draws the gym problem's start policy (unit-norm hidden weights, a 0.01 output layer) from
+    the same rng, in the JAX layout."""
+    import jax.numpy as jnp
+
+    gymnax_problem = bb.make_problem("gymnax:CartPole-v1,hidden=[16],init=es")
+    gym_problem = bb.make_problem("gym:CartPole-v1,hidden=[16],activation=tanh")
+    ours = gymnax_problem.initial_params(np.random.default_rng(5))
+    theirs = gym_problem.initial_params(np.random.default_rng(5))
+    assert ours.shape == theirs.shape == (114,)
+    hidden = ours[:64].reshape(4, 16)
+    assert np.allclose(np.linalg.norm(hidden, axis=0), 1.0)
+    assert np.allclose(np.linalg.norm(ours[80:112].reshape(16, 2), axis=0), 0.01)
+    assert not ours[64:80].any() and not ours[112:].any()
+    obs = np.random.default_rng(6).standard_normal((5, 4))
+    expected = np.tanh(obs @ theirs[:64].reshape(16, 4).T) @ theirs[80:112].reshape(2, 16).T
+    got = np.stack([np.asarray(gymnax_problem.policy.apply(jnp.asarray(ours, jnp.float32), jnp.asarray(o, jnp.float32)))
+                    for o in obs])
+    assert np.allclose(got, expected, atol=1e-6)
+    assert gymnax_problem.policy.describe() == "mlp 4-16-2 tanh, es init"
+    fan_in = bb.make_problem("gymnax:CartPole-v1,hidden=[16]").initial_params(np.random.default_rng(5))
+    assert np.linalg.norm(fan_in[80:112]) > 1.0  # the default draws outputs of order one
+
+
+def test_a_bad_init_is_one_line():
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+    from blackbox.problems.jax.policies import MLPPolicy
+
+    with pytest.raises(ConfigError) as error:
+        bb.make_problem("gymnax:CartPole-v1,init=xavier")
+    assert str(error.value) == ("init must be one of fan_in, es (N(0, 1/fan_in) weights, or the ES paper's unit-norm "
+                                "weights with a 0.01 output layer), got 'xavier'")
+    with pytest.raises(ConfigError) as error:
+        GymnaxProblem("CartPole-v1", policy=MLPPolicy((4, 2)), init="es")
+    assert str(error.value) == ("init='es' sets the start rows of the built-in 'linear' and 'mlp' policies; a policy "
+                                "object starts from its own initial_params(rng): leave init unset")
