@@ -315,8 +315,9 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
 
 def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
     """Bytes one generation moves host -> device (``jax.device_put`` of host arrays) and device -> host
-    (``jax.device_get``), counted by wrapping both; the first generation (which also uploads the
-    noise table, once per run) apart from the later ones. Beside it, what dense float32 rows would be."""
+    (``jax.device_get``), counted by wrapping both and the compiled calls (host arrays passed to them go up
+    too); the first generation (which also uploads the noise table, once per run) apart from the later
+    ones. Beside it, what dense float32 rows would be."""
     import jax
 
     import blackbox as bb
@@ -343,6 +344,15 @@ def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
     es = bb.make_strategy("openai-es", dim=problem.dim, popsize=popsize, sigma=0.1, lr=0.1, seed=0,
                           x0=problem.initial_params(np.random.default_rng(0)))
     DeviceNoise.clear()  # so that the first generation uploads the table, as in a fresh run
+    runtime = problem._compiled(problem.episodes)
+
+    def counting_call(compiled):
+        def call(*args):  # host arrays handed to the compiled call go up in its dispatch
+            counted["up"] += host_bytes(args)
+            return compiled(*args)
+        return call
+
+    runtime.update(dense=counting_call(runtime["dense"]), compact=counting_call(runtime["compact"]))
     per_generation = []
     jax.device_put, jax.device_get = counting_put, counting_get
     try:
