@@ -8,7 +8,9 @@ its 30-minute budget on any of seeds 100-102 (2026-11-27, commit a0030c5, ``nice
 rising to 12): seed 100's center first scored 10 at generation 1,427 (20M steps, 194 s), then its
 mean over 20 fresh episodes stayed between 7.3 and 9.9 (each episode 9 or 10) over 1,186 checks to
 generation 3,936 (66.8M steps, 899 CPU s); seeds 101 and 102, sharing the cores with it, reached a
-center of 8 in 2,251 and 2,095 generations (about 364 CPU s each).
+center of 8 in 2,251 and 2,095 generations (about 364 CPU s each). Also tried on tuning seed 0 (2026-11-28,
+15 minutes each, two at a time): the ES paper's start rows (``init=es``) with MLP 32 and with MLP 64; the best
+member of each generation stayed at 7 from about generation 400 on (117M and 52M steps), so neither was kept.
 
 - CartPole-v1: OpenAI-ES, popsize 256, sigma 0.1, lr 0.1 (the gym preset's), MLP 16 tanh; goal 475.
 - Pendulum-v1: OpenAI-ES, popsize 256, sigma 0.1, lr 0.05, MLP 16 tanh, 3 episodes per row shared by
