@@ -9,11 +9,11 @@ counted. A subclass builds its environment and policy and compiles its generatio
 
 Unrolling. ``make_generation(..., unroll=k)`` runs ``k`` steps per pass of the ``lax.while_loop``
 (the loop still stops after the pass in which every episode has ended; the steps after an
-episode's end are masked, so they change no return, length or moment). On XLA's CPU backend a
-pass costs more than the arithmetic of one CartPole step for 256 episodes, so ``k = 4`` cut a
-popsize-256 CartPole-v1 generation of 500-step episodes from 8.7 to 7.4 ms CPU (about 13%; ``k = 8``
-was slower again, and compiling takes longer as ``k`` grows; 2026-11-27, jax 0.10.2 CPU, 2 cores under
-load). XLA does not promise the same fusion, hence the same float rounding, for bodies of different
+episode's end are masked, so they change no return, length or moment). On XLA's CPU backend
+``k = 4`` takes about 6% off a popsize-256 CartPole-v1 generation (4.53 -> 4.24 ms CPU over one run's
+20 generations, 2026-11-28, jax 0.10.2, 2 idle cores; 13% before the policy's row was cut into layers
+outside the loop, see :func:`make_generation`); ``k = 8`` is slower again, and compiling takes longer
+as ``k`` grows. XLA does not promise the same fusion, hence the same float rounding, for bodies of different
 ``k``, and it differs: on this CPU backend CartPole-v1 (``k`` = 2, 3, 4, 8), Acrobot-v1 and
 MountainCar-v0 (``k`` = 4) gave returns bit-identical to ``k = 1``, but Pendulum-v1's float32
 returns moved by up to 3e-5 at ``k`` = 2 and 4 (tests/problems/jax/test_gymnax.py). A fixed ``k``
@@ -264,7 +264,8 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
     ``"scan"`` runs a ``lax.scan`` of exactly ``limit`` steps (cheaper to compile for a heavy step).
     ``unroll`` (``loop="while"``) runs that many steps in each pass of the loop's body: fewer passes
     of XLA's loop machinery for the same steps (see the module docstring); a pass's steps past
-    ``limit`` (when ``unroll`` does not divide it) are masked as an ended episode's are.
+    ``limit`` (when ``unroll`` does not divide it) are masked as an ended episode's are. The policy's
+    rows are cut into layers once, before the loop (:func:`.policies.step_functions`).
     """
     import jax
     import jax.numpy as jnp

@@ -62,7 +62,7 @@ class GymnaxProblem(BatchedJaxProblem):
     default device);
     ``unroll`` environment steps per pass of the compiled loop, 1 to :attr:`MAX_UNROLL`; None (the default):
     4 for the environments whose returns were checked bit-identical to 1 on CPU (:data:`UNROLLED`; about
-    13% less CPU on CartPole-v1), 1 for the others, whose float rounding could change (see :mod:`.batched`).
+    6% less CPU on CartPole-v1), 1 for the others, whose float rounding could change (see :mod:`.batched`).
     """
 
     name = "gymnax"
