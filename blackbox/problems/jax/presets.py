@@ -60,18 +60,20 @@ PRESETS: dict[str, Preset] = {
 
 #: Brax tasks (``brax:<name>`` keys), the default ``spring`` backend. The goals are the returns a walking
 #: (ant, hopper) or standing-and-moving (humanoid) policy gets in Brax's own ES/ARS examples, and the
-#: budget is wall time. On 2 CPU cores a 1000-step generation at popsize 256 takes minutes, so they were
-#: tried on a lent NVIDIA H100 (2026-11-27, BENCHMARKS.md section 11b): ant seed 100 reached the goal in
-#: 95 generations (23.6M steps, 91 s, 3021 over 10 fresh episodes); seed 101 stood at 2863 after 150 s
-#: (87 generations, beside another run on the same GPU); humanoid seed 100 at 755 (best member 1471)
-#: after 150 s. Hopper and humanoid are not confirmed; ant on one seed of two.
+#: budget is wall time. They were tried on a lent NVIDIA H100 (2026-11-27, BENCHMARKS.md section 11b): ant
+#: seed 100 reached the goal in 95 generations (23.6M steps, 91 s, 3021 over 10 fresh episodes); seed 101
+#: stood at 2863 after 150 s (87 generations, beside another run on the same GPU); humanoid seed 100 at 755
+#: (best member 1471) after 150 s. On this project's 2 CPU cores (about 18 s a generation), ant seed 101
+#: reached the goal in 99 generations (24.1M steps, 1,849 s, 3100 over 10 fresh episodes; 2026-11-28,
+#: commit f83b866, the machine otherwise idle). Hopper and humanoid are not confirmed; ant on two seeds
+#: (100 on the GPU, 101 on the CPU).
 BRAX_PRESETS: dict[str, Preset] = {
     "brax:ant": Preset(
         strategies={"openai-es": {"popsize": 256, "sigma": 0.05, "lr": 0.02}},
         problem={"obs_norm": True},
         run={"goal": 3000.0, "goal_episodes": 10, "max_time": 3600.0},
         source="OpenAI-ES, MLP 16 tanh, observation normalization; reached 3000 on seed 100 in 95 generations "
-               "(91 s on an H100), seed 101 at 2863 after 150 s"),
+               "(91 s on an H100) and on seed 101 in 99 generations (1,849 s on 2 CPU cores)"),
     "brax:humanoid": Preset(
         strategies={"openai-es": {"popsize": 256, "sigma": 0.05, "lr": 0.02}},
         problem={"obs_norm": True, "hidden": [32]},
