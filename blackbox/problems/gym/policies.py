@@ -40,7 +40,16 @@ if TYPE_CHECKING:
     import torch
 
 
-__all__ = ["MLPPolicy", "TorchPolicy", "make_policy", "ACTIVATIONS", "POLICIES", "VBN_EPS"]
+__all__ = ["MLPPolicy", "TorchPolicy", "make_policy", "es_paper_weights", "ACTIVATIONS", "POLICIES", "VBN_EPS"]
+
+
+def es_paper_weights(rng: np.random.Generator, outputs: int, inputs: int, norm: float) -> np.ndarray:
+    """A layer's ``(outputs, inputs)`` weights as the ES paper initializes them: normal draws, each unit's
+    incoming weights scaled to ``norm`` (1 for hidden layers, 0.01 for the output layer). Shared by this
+    MLP and the JAX one (``init="es"``), so the same rng gives both the same start policy."""
+    w = rng.standard_normal((outputs, inputs))
+    w *= norm / np.sqrt(np.square(w).sum(axis=1, keepdims=True))
+    return w
 
 #: The built-in policies by name (anything else is a torch module, a factory or an import path).
 POLICIES = ("mlp", "linear", "cnn", "nature-cnn")
@@ -125,9 +134,7 @@ class MLPPolicy:
         output layer), biases zero."""
         parts = []
         for k, (i, o) in enumerate(self.layers):
-            std = 0.01 if k == len(self.layers) - 1 else 1.0
-            w = rng.standard_normal((o, i))
-            w *= std / np.sqrt(np.square(w).sum(axis=1, keepdims=True))
+            w = es_paper_weights(rng, o, i, 0.01 if k == len(self.layers) - 1 else 1.0)
             if self._normalized(k):
                 parts += [w.reshape(-1), np.ones(o), np.zeros(o)]
             else:

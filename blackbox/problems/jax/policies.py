@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._validate import check_int
 from ...errors import ConfigError
+from ..gym.policies import es_paper_weights
 
 if TYPE_CHECKING:
     import jax
@@ -91,10 +92,8 @@ class MLPPolicy:
         parts = []
         layers = list(zip(self.sizes[:-1], self.sizes[1:]))
         for k, (a, b) in enumerate(layers):
-            if self.init == "es":
-                w = rng.standard_normal((b, a))  # the gym policy's (outputs, inputs) draw, then our layout
-                w *= (0.01 if k == len(layers) - 1 else 1.0) / np.sqrt(np.square(w).sum(axis=1, keepdims=True))
-                parts += [w.T.reshape(-1), np.zeros(b)]
+            if self.init == "es":  # the gym policy's (outputs, inputs) draw, then our (inputs, outputs) layout
+                parts += [es_paper_weights(rng, b, a, 0.01 if k == len(layers) - 1 else 1.0).T.reshape(-1), np.zeros(b)]
             else:
                 parts += [rng.standard_normal(a * b) / math.sqrt(a), np.zeros(b)]
         return np.concatenate(parts)
