@@ -72,6 +72,8 @@ _CHUNK = 32768
 #: adds a long run of columns. Measured on this project's 2-core machine (CHANGELOG, issue 27).
 _GATHER_WIDTH = 4096
 _GATHER_ELEMENTS = 1 << 16
+#: Narrow blocks of a chunk are gathered together (:func:`_gathered_blocks`) up to this many noise values.
+_GATHER_BLOCK_ELEMENTS = 1 << 18
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _max_abs: dict[tuple[int, int], float] = {}
@@ -368,12 +370,29 @@ def _sum_chunks(plan: ReductionPlan, work: list[Entries], chunks: list[tuple[int
     for start, stop in chunks:
         a, a_sq, t = acc[: stop - start], acc_sq[: stop - start], tmp[: stop - start]
         windows = None  # the table's slices of this chunk's width, as rows of one view (made once)
-        for entries in work:
+        columns = stop - start
+        narrow = [columns <= min(_GATHER_WIDTH, 2 * len(entries[0])) for entries in work]  # and many slices
+        if any(narrow):
+            windows = np.lib.stride_tricks.sliding_window_view(data, columns)
+        index = 0
+        while index < len(work):
+            entries = work[index]
+            end, longest = index, 0  # consecutive narrow blocks that fit _GATHER_BLOCK_ELEMENTS together
+            while end < len(work) and narrow[end] and (end - index + 1) * max(longest, len(work[end][0])) * columns \
+                    <= _GATHER_BLOCK_ELEMENTS:
+                longest = max(longest, len(work[end][0]))
+                end += 1
+            if end > index:
+                assert windows is not None
+                _gathered_blocks(windows, work[index:end], start, plan, linear_total[start:stop],
+                                 None if squares_total is None else squares_total[start:stop])
+                index = end
+                continue
+            index += 1
             a[...] = 0.0
             a_sq[...] = 0.0
-            if stop - start <= min(_GATHER_WIDTH, 2 * len(entries[0])):  # narrow, and many slices
-                if windows is None:
-                    windows = np.lib.stride_tricks.sliding_window_view(data, stop - start)
+            if narrow[index - 1]:  # a block too large to gather with others: gathered alone, in batches
+                assert windows is not None
                 _gathered_sums(windows, entries, start, a, a_sq)
                 _add_fixed(linear_total[start:stop], a, plan.linear_exponent, scratch)
                 if squares_total is not None and plan.square_exponent is not None:
@@ -412,6 +431,48 @@ def _gathered_sums(windows: np.ndarray, entries: Entries, start: int, a: np.ndar
             np.add(accumulator, terms[0], out=terms[0])  # the running sum so far, then this batch in order
             np.add.accumulate(terms, axis=0, out=terms)
             accumulator[...] = terms[-1]
+
+
+def _gathered_blocks(windows: np.ndarray, group: list[Entries], start: int, plan: ReductionPlan,
+                     linear_total: np.ndarray, squares_total: np.ndarray | None) -> None:
+    """Several blocks of a narrow chunk summed at once, the bits of :func:`_gathered_sums` block by block.
+
+    The blocks' slices are gathered into one ``(longest, blocks, width)`` array, short blocks padded with
+    zero-coefficient slices, each slice multiplied by its coefficient, and the rows added one after the other (each block's
+    order, sequential) into one accumulator per block. A
+    zero-coefficient slice adds ``+-0.0``, which changes no bit of a sum that starts from ``+0.0``
+    (the loop skips them; the first row gets ``+0.0`` added, as the loop's accumulator does). Then
+    every block becomes int64 on the plan's grid and the integers are added. Small populations of
+    small vectors pay one Python call per block otherwise (most of a 1,024-row tell at dimension 114)."""
+    longest = max(len(entries[0]) for entries in group)
+    offsets = np.zeros((len(group), longest), dtype=np.int64)
+    linear = np.zeros((len(group), longest), dtype=np.float32)
+    squares = np.zeros((len(group), longest), dtype=np.float32)
+    for k, (block_offsets, c, v) in enumerate(group):
+        offsets[k, : len(block_offsets)] = block_offsets
+        offsets[k, len(block_offsets):] = block_offsets[0]  # a padding slice: any valid one, coefficient 0
+        linear[k, : len(c)] = c
+        squares[k, : len(v)] = v
+    noise = windows[offsets.T + start]  # (longest, blocks, width): a block's running sum adds whole rows
+    sums = [(linear_total, linear, plan.linear_exponent, False)]
+    if squares_total is not None and plan.square_exponent is not None:
+        sums.append((squares_total, squares, plan.square_exponent, True))
+    for total, coefficients, exponent, square in sums:
+        if not coefficients.any():  # every coefficient zero: the loop adds nothing, all blocks sum to +0
+            continue
+        terms = np.multiply(noise, coefficients.T[:, :, None])
+        if square:
+            np.multiply(terms, noise, out=terms)
+        block_sums = np.add(terms[0], np.float32(0.0))  # the loop's accumulator starts at +0.0
+        for row in terms[1:]:  # in each block's order; whole rows of every block at once
+            np.add(block_sums, row, out=block_sums)
+        if -126 <= exponent <= 127:
+            np.multiply(block_sums, np.float32(math.ldexp(1.0, exponent)), out=block_sums)
+            np.rint(block_sums, out=block_sums)
+            as_int = block_sums.astype(np.int64)
+        else:
+            as_int = np.rint(block_sums.astype(np.float64) * math.ldexp(1.0, exponent)).astype(np.int64)
+        np.add(total, as_int.sum(axis=0), out=total)
 
 
 def _add_fixed(total: np.ndarray, block_sum: np.ndarray, exponent: int, as_int: np.ndarray) -> None:

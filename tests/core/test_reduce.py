@@ -258,10 +258,13 @@ def test_a_dense_population_is_refused():
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), rows=st.integers(2, 900), dim=st.integers(1, 300),
-       kind=st.sampled_from(["ranks", "raw", "tiny"]), squares=st.booleans(), batch=st.integers(1, 4096))
-def test_gathered_slices_give_the_bits_of_the_slice_by_slice_loop(monkeypatch, seed, rows, dim, kind, squares, batch):
-    """Narrow chunks are summed from gathered slices in whole-array operations (``_gathered_sums``);
-    the block sums must be the slice-by-slice loop's, bit for bit, whatever the batch of slices."""
+       kind=st.sampled_from(["ranks", "raw", "tiny"]), squares=st.booleans(), batch=st.integers(1, 4096),
+       group=st.sampled_from([0, 1, 500, 5000, 1 << 18]))
+def test_gathered_slices_give_the_bits_of_the_slice_by_slice_loop(monkeypatch, seed, rows, dim, kind, squares, batch,
+                                                                  group):
+    """Narrow chunks are summed from gathered slices in whole-array operations (``_gathered_sums`` one block
+    at a time, ``_gathered_blocks`` several blocks at once, up to ``group`` noise values); the block sums
+    must be the slice-by-slice loop's, bit for bit, whatever the batch of slices and the group."""
     rng = np.random.default_rng(seed)
     pop = population(rng, rows, dim, mirrored=bool(seed % 2), dead=rows // 10, repeats=2)
     w = weights_for(rng, rows, kind)
@@ -269,6 +272,7 @@ def test_gathered_slices_give_the_bits_of_the_slice_by_slice_loop(monkeypatch, s
     plan = reduce.plan_sums(pop, w, v)
     with monkeypatch.context() as patch:  # one example's settings, undone before the next example
         patch.setattr(reduce, "_GATHER_ELEMENTS", batch)
+        patch.setattr(reduce, "_GATHER_BLOCK_ELEMENTS", group)
         gathered = plan.block_sums()
         patch.setattr(reduce, "_GATHER_WIDTH", 0)  # every chunk slice by slice
         looped = plan.block_sums()

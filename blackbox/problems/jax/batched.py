@@ -214,11 +214,16 @@ class BatchedJaxProblem(Problem):
                                                                                _VARIANCE_FLOOR))
         return row_keys(seeds), self.mean.astype(np.float32), std.astype(np.float32)
 
-    def _result(self, outputs: object) -> EvalResult:
-        """One read-back of the generation's small arrays, as an EvalResult."""
+    def _result(self, outputs: Any) -> EvalResult:
+        """One read-back of the generation's small arrays, as an EvalResult. On the CPU backend the arrays
+        are already host memory: ``np.asarray`` reads them (0.01 ms for a generation's five) where
+        ``jax.device_get`` spends 0.1 ms in Python; elsewhere ``device_get`` starts every copy at once."""
         import jax
 
-        returns, lengths, counts, means, m2s = jax.device_get(outputs)
+        if self.device.platform == "cpu":
+            returns, lengths, counts, means, m2s = (np.asarray(array) for array in outputs)
+        else:
+            returns, lengths, counts, means, m2s = jax.device_get(outputs)
         returns = np.asarray(returns, dtype=np.float64)  # (m, episodes)
         nan = np.isnan(returns).sum(axis=1).astype(np.int64)
         info: dict[str, Any] = {"nan_returns": nan}

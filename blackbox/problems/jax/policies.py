@@ -30,6 +30,8 @@ __all__ = ["JaxPolicy", "MLPPolicy", "Actions", "Box", "make_policy", "step_func
 ACTIVATIONS = ("tanh", "relu")
 #: How the built-in policies draw their start rows (:meth:`MLPPolicy.initial_params`).
 INITS = ("fan_in", "es")
+#: A layer with at most this many weights is a sum of products, not a dot (:func:`layer_product`).
+SUMMED_LAYER_WEIGHTS = 64
 
 
 class JaxPolicy(Protocol):
@@ -78,7 +80,7 @@ class MLPPolicy:
 
         x = obs.reshape(-1)
         for i, (weights, bias) in enumerate(layers):
-            x = x @ weights + bias
+            x = layer_product(x, weights) + bias
             if i < len(layers) - 1:
                 x = jnp.tanh(x) if self.activation == "tanh" else jnp.maximum(x, 0.0)
         return x
@@ -103,6 +105,26 @@ class MLPPolicy:
         if len(self.sizes) == 2:
             return f"linear {self.sizes[0]}->{self.sizes[1]}{init}"
         return f"mlp {'-'.join(map(str, self.sizes))} {self.activation}{init}"
+
+
+def layer_product(x: jax.Array, weights: jax.Array) -> jax.Array:
+    """``x @ weights`` for one observation; a layer of at most :data:`SUMMED_LAYER_WEIGHTS` weights as the
+    sum ``x[0] * weights[0] + x[1] * weights[1] + ...`` in input order instead of a dot.
+
+    Why: vmapped over a population, a dot becomes a batched product of one tiny matrix per member, which
+    XLA's CPU backend runs member by member; the sum is elementwise arithmetic that fuses into one loop
+    over the whole population. A popsize-256 CartPole-v1 generation (MLP 16: layers of 64 and 32 weights)
+    took 19% less CPU, 14% at popsize 1,024 (BENCHMARKS.md, section 11). Wider layers (Brax's, MinAtar's
+    400 inputs) keep the dot, which is faster there. The two forms round differently (a dot adds in an
+    order XLA picks), so the rule is fixed by the layer's shape alone: the same policy always computes
+    the same way, and the same seeds give the same returns on a given device and backend."""
+    inputs, outputs = weights.shape
+    if inputs * outputs > SUMMED_LAYER_WEIGHTS:
+        return x @ weights
+    total = x[0] * weights[0]
+    for i in range(1, inputs):
+        total = total + x[i] * weights[i]
+    return total
 
 
 def step_functions(policy: JaxPolicy) -> tuple[Callable[[Any], Any], Callable[[Any, Any], Any]]:

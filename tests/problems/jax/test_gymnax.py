@@ -357,6 +357,35 @@ def test_the_layers_cut_once_give_the_returns_of_apply_at_every_step():
         assert first.steps.tolist() == second.steps.tolist()
 
 
+def test_small_layers_are_sums_in_input_order_and_wide_layers_dots():
+    """A layer of at most SUMMED_LAYER_WEIGHTS weights is the sum x[0] * w[0] + x[1] * w[1] + ... (elementwise,
+    fused over the population by XLA), a wider one a dot; either way the policy's outputs are the float64
+    forward pass's up to float32 rounding."""
+    import jax
+    import jax.numpy as jnp
+
+    from blackbox.problems.jax.policies import SUMMED_LAYER_WEIGHTS, MLPPolicy, layer_product
+
+    assert SUMMED_LAYER_WEIGHTS == 64
+    rng = np.random.default_rng(3)
+    for inputs, outputs, dot in [(4, 16, False), (16, 4, False), (64, 1, False), (5, 13, True), (400, 3, True)]:
+        x = jnp.asarray(rng.standard_normal(inputs), jnp.float32)
+        weights = jnp.asarray(rng.standard_normal((inputs, outputs)), jnp.float32)
+        assert ("dot_general" in str(jax.make_jaxpr(layer_product)(x, weights))) is dot, (inputs, outputs)
+        np.testing.assert_allclose(np.asarray(layer_product(x, weights)),
+                                   np.asarray(x, np.float64) @ np.asarray(weights, np.float64), rtol=1e-5, atol=1e-5)
+    for sizes in [(4, 16, 2), (4, 32, 2), (6, 16, 3)]:  # CartPole MLP 16 (all summed), MLP 32, Acrobot (mixed)
+        policy = MLPPolicy(sizes)
+        row = rng.standard_normal(policy.dim).astype(np.float32)
+        obs = rng.standard_normal(sizes[0]).astype(np.float32)
+        x, at = obs.astype(np.float64), 0
+        for k, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+            x = x @ row[at:at + a * b].reshape(a, b).astype(np.float64) + row[at + a * b:at + a * b + b]
+            x = np.tanh(x) if k < len(sizes) - 2 else x
+            at += a * b + b
+        np.testing.assert_allclose(np.asarray(policy.apply(jnp.asarray(row), jnp.asarray(obs))), x, rtol=1e-5, atol=1e-5)
+
+
 def test_es_init_starts_from_the_gym_policys_start_policy():
     """init="es" draws the gym problem's start policy (unit-norm hidden weights, a 0.01 output layer) from
     the same rng, in the JAX layout."""
