@@ -314,17 +314,18 @@ def brax_throughput(popsize: int = 64, episode_length: int = 1000, generations: 
 
 
 def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
-    """Bytes one generation moves host -> device (``jax.device_put`` of host arrays) and device -> host
-    (``jax.device_get``), counted by wrapping both and the compiled calls (host arrays passed to them go up
-    too); the first generation (which also uploads the noise table, once per run) apart from the later
-    ones. Beside it, what dense float32 rows would be."""
+    """Bytes one generation moves host -> device (``jax.device_put`` of host arrays, and host arrays handed
+    to the compiled calls) and device -> host (the compiled call's outputs, which the problem reads back
+    whole: ``np.asarray`` on the CPU backend, ``jax.device_get`` elsewhere), counted by wrapping
+    ``device_put`` and the compiled calls; the first generation (which also uploads the noise table, once
+    per run) apart from the later ones. Beside it, what dense float32 rows would be."""
     import jax
 
     import blackbox as bb
     from blackbox.core.executor import evaluate_rows
 
     counted = {"up": 0, "down": 0}
-    put, get = jax.device_put, jax.device_get
+    put = jax.device_put
 
     def host_bytes(tree: object) -> int:
         return sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(tree) if isinstance(leaf, np.ndarray))
@@ -332,11 +333,6 @@ def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
     def counting_put(x, *args, **kwargs):
         counted["up"] += host_bytes(x)
         return put(x, *args, **kwargs)
-
-    def counting_get(x):
-        out = get(x)
-        counted["down"] += sum(np.asarray(leaf).nbytes for leaf in jax.tree_util.tree_leaves(out))
-        return out
 
     from blackbox.problems.jax.device_noise import DeviceNoise
 
@@ -349,12 +345,14 @@ def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
     def counting_call(compiled):
         def call(*args):  # host arrays handed to the compiled call go up in its dispatch
             counted["up"] += host_bytes(args)
-            return compiled(*args)
+            outputs = compiled(*args)
+            counted["down"] += sum(leaf.nbytes for leaf in jax.tree_util.tree_leaves(outputs))  # all read back
+            return outputs
         return call
 
     runtime.update(dense=counting_call(runtime["dense"]), compact=counting_call(runtime["compact"]))
     per_generation = []
-    jax.device_put, jax.device_get = counting_put, counting_get
+    jax.device_put = counting_put
     try:
         for generation in range(generations + 1):
             counted.update(up=0, down=0)
@@ -363,7 +361,7 @@ def traffic(spec: str, popsize: int, generations: int = 3) -> dict[str, float]:
             es.tell(result.fitness)
             per_generation.append(dict(counted))
     finally:
-        jax.device_put, jax.device_get = put, get
+        jax.device_put = put
     later = per_generation[1:]
     return {"spec": spec, "popsize": len(population), "dim": problem.dim,
             "first_up": per_generation[0]["up"], "up": float(np.median([g["up"] for g in later])),
