@@ -1,9 +1,9 @@
 """Recommended settings per gymnax and Brax task: what ``blackbox run --problem gymnax:<id>`` uses unless told otherwise.
 
 Each preset holds a goal and a budget (as the gym problem's, :mod:`blackbox.problems.gym.presets`).
-Checked with ``blackbox run --problem gymnax:<id> --seed 0`` on this project's 2-core machine under
-load (2026-11-26): CartPole-v1 confirmed its goal after 21 generations (8 s), Pendulum-v1 after 168
-(26 s), Acrobot-v1 after 7 (46 s, mostly compiling).
+Checked with ``blackbox run --problem gymnax:<id> --seed 0`` on this project's 2-core machine, idle
+(2026-11-28, commit 111d2a5, small layers as sums): CartPole-v1 confirmed its goal after 21 generations
+(4.6 s with the compile), Pendulum-v1 after 187 (8.1 s), Acrobot-v1 after 7 (6.4 s).
 
 Breakout-MinAtar is a linear policy with observation normalization: 10/10 on seeds 100-109 (2026-11-28,
 commit 46e13df, ``blackbox run --problem gymnax:Breakout-MinAtar,policy=linear,obs_norm=true --seed S``,
