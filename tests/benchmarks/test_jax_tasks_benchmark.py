@@ -40,6 +40,19 @@ def test_overhead_times_the_generation_and_the_compiled_call(jax_tasks):
     assert 0 < measured["call_wall"] and 0 < measured["generation_wall"]
 
 
+def test_traffic_counts_the_table_once_the_compact_population_and_the_read_back(jax_tasks):
+    """The first generation uploads the noise table, later ones only the compact population, keys and normalizer;
+    every generation reads back its five small result arrays whole (on the CPU backend with np.asarray)."""
+    import blackbox as bb
+
+    measured = jax_tasks.traffic("gymnax:CartPole-v1,hidden=[16]", 64, generations=2)
+    table_bytes = bb.make_strategy("openai-es", dim=114, popsize=64).table.data.nbytes  # the strategy's table
+    assert measured["first_up"] > table_bytes > 1000 * measured["up"] > 0
+    assert measured["up"] < measured["dense_up"] == 4 * 64 * 114
+    # returns, lengths, observation counts (64 x 1 each, 4 bytes) and means, m2s (64 x 1 x 4 floats)
+    assert measured["down"] == 64 * (4 + 4 + 4 + 16 + 16)
+
+
 @pytest.mark.slow
 def test_brax_throughput_times_whole_generations(jax_tasks):
     """One hopper compile (minutes on a loaded CPU): slow."""
