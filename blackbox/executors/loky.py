@@ -282,6 +282,13 @@ class LokyExecutor(PoolExecutor):
                                  self.max_worker_memory is not None)
         except (BrokenProcessPool, ShutdownExecutorError, RuntimeError) as exc:
             raise WorkerLost(pool, exc) from exc
+        except OSError as exc:
+            # A pipe of the pool broke under submit: a worker killed while loky was starting it, or the
+            # manager's wake-up pipe closed as the pool broke (BrokenPipeError, seen when Ray actors
+            # were killed at random moments). The pool is not to be trusted: its workers go, the next
+            # submit gets a fresh pool, and the rows count as lost with a worker (retried).
+            pool.shutdown(wait=False, kill_workers=True)
+            raise WorkerLost(pool, exc) from exc
         self._markers[future] = self._task_ids
         return future, pool
 

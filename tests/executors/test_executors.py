@@ -207,6 +207,33 @@ def test_killed_worker_is_replaced_and_rows_rerun(reference, tmp_path):
     assert_same(result, reference["openai-es"])
 
 
+def test_a_pipe_broken_under_submit_is_a_lost_worker_and_the_rows_rerun(reference, monkeypatch):
+    """loky's submit can raise BrokenPipeError (a worker killed while it was being started, the pool's
+    wake-up pipe closed as it broke): the rows are retried on a fresh pool, the results stay serial's."""
+    real = LokyExecutor._pool
+    broken = {"left": 1}
+
+    class BreaksOnce:
+        def __init__(self, pool):
+            self.pool = pool
+
+        def submit(self, *args, **kwargs):
+            if broken["left"]:
+                broken["left"] -= 1
+                raise BrokenPipeError(32, "Broken pipe")
+            return self.pool.submit(*args, **kwargs)
+
+        def shutdown(self, wait=True, kill_workers=False):
+            self.pool.shutdown(wait=wait, kill_workers=kill_workers)
+
+    monkeypatch.setattr(LokyExecutor, "_pool", lambda self: BreaksOnce(real(self)))
+    with LokyExecutor(workers=2) as executor:
+        result = run("openai-es", executor)
+        assert executor.stats.worker_failures == 1 and executor.stats.resubmitted == 1
+    assert broken["left"] == 0
+    assert_same(result, reference["openai-es"])
+
+
 def test_worker_that_always_dies_gives_up_with_worker_error(tmp_path):
     class AlwaysDies(Stateful):
         def evaluate(self, params, seeds):

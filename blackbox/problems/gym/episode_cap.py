@@ -1,8 +1,8 @@
-"""Adaptive episode caps: cut training episodes short, with a cap that follows the population.
+"""Episode caps: cut training episodes short, with a cap that follows the population or a fixed one.
 
 Long episodes of a few members hold up a whole generation (every worker waits for the slowest),
 and early in training they are often long for the wrong reasons. Salimans et al. 2017 cap
-episodes at a length adjusted during training. Two rules, as a gym problem option
+episodes at a length adjusted during training. Three rules, as a gym problem option
 (``episode_cap=``, the :class:`~.options.EpisodeCap` group):
 
 - ``"mean"``: the cap of the next generation is ``episode_cap_factor`` (2) times the mean episode
@@ -11,8 +11,13 @@ episodes at a length adjusted during training. Two rules, as a gym problem optio
   "adaptive:start,threshold,ratio"``, with Uber's maximum): start at ``episode_cap_start`` steps;
   whenever at least a fraction ``episode_cap_threshold`` (0.5) of a generation's episodes ran into
   the cap, multiply it by ``episode_cap_ratio`` (2): ``cap = int(ratio * cap)`` (at least one step more).
+- ``"fixed"``: every training episode is cut at ``episode_cap_steps`` decisions, a shorter training
+  horizon. On a task whose reward comes at a steady rate through the episode (Swimmer-v5), the first
+  steps of an episode rank the perturbations nearly as its whole length does, for a fraction of the
+  steps. No training return then bounds the task's own, so a goal run checks the center on full
+  episodes every generation (``GymProblem.training_goal`` is ``-inf``).
 
-Either way the cap never exceeds the task's own limit. It counts the policy's decisions (agent
+Under any rule the cap never exceeds the task's own limit. It counts the policy's decisions (agent
 steps), applies to the population's episodes and the center's in ``evaluate`` (not to ``score``
 or ``play``, which run full episodes, as the ES code's evaluation rollouts do), and lives in the
 problem's state: the driver folds each generation's lengths in (``observe``) and sends the cap to
@@ -42,19 +47,21 @@ class RunningCap:
     """The current cap (``cap``) and the rule that moves it after each generation."""
 
     def __init__(self, rule: str, limit: int, factor: float = 2.0, start: int = 100, threshold: float = 0.5,
-                 ratio: float = 2.0):
+                 ratio: float = 2.0, steps: int = 0):
         self.rule = rule
         self.limit = int(limit)
         self.factor = float(factor)
         self.start = int(start)
         self.threshold = float(threshold)
         self.ratio = float(ratio)
-        self.cap = self.limit if rule == "mean" else min(self.start, self.limit)
+        self.steps = int(steps)
+        first = {"mean": self.limit, "fixed": self.steps}.get(rule, self.start)
+        self.cap = min(first, self.limit)
 
     def observe(self, steps: np.ndarray, episodes: int, capped: np.ndarray) -> None:
         """Fold one generation in: per row, its total steps over ``episodes`` episodes and how many hit the cap."""
         count = len(steps) * int(episodes)
-        if not count:
+        if not count or self.rule == "fixed":
             return
         if self.rule == "mean":
             mean = float(np.sum(steps, dtype=np.int64)) / count
@@ -70,7 +77,7 @@ class RunningCap:
         return {"episode_cap": self.cap}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if "episode_cap" in state:
+        if "episode_cap" in state and self.rule != "fixed":  # a fixed cap is the option's, not state
             self.cap = int(min(self.limit, max(1, int(np.asarray(state["episode_cap"])))))
 
 
@@ -82,6 +89,6 @@ def running_cap(options: EpisodeCap | None, limit: int) -> RunningCap | None:
 
 
 def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,
-                     threshold: float | None, ratio: float | None) -> RunningCap | None:
+                     threshold: float | None, ratio: float | None, steps: int | None = None) -> RunningCap | None:
     """The cap for ``rule`` (None or "none": no cap), with options checked against the rule."""
-    return running_cap(EpisodeCap(rule, factor, start, threshold, ratio), limit)
+    return running_cap(EpisodeCap(rule, factor, start, threshold, ratio, steps), limit)

@@ -42,10 +42,11 @@ from .policies import ACTIVATIONS
 __all__ = ["Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames", "VBN", "GymConfig",
            "GymParams", "gym_config", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
 
-#: Episode cap rules (``none``: no cap) and the defaults of the rules' options (:mod:`.episode_cap`).
-CAP_RULES = ("none", "mean", "adaptive")
-CAP_DEFAULTS: dict[str, float] = {"factor": 2.0, "start": 100, "threshold": 0.5, "ratio": 2.0}
-CAP_OPTIONS = {"mean": ("factor",), "adaptive": ("start", "threshold", "ratio")}
+#: Episode cap rules (``none``: no cap) and the defaults of the rules' options (:mod:`.episode_cap`);
+#: ``fixed`` has no default for its ``steps``: it must be given.
+CAP_RULES = ("none", "mean", "adaptive", "fixed")
+CAP_DEFAULTS: dict[str, float] = {"factor": 2.0, "start": 100, "threshold": 0.5, "ratio": 2.0, "steps": 0}
+CAP_OPTIONS = {"mean": ("factor",), "adaptive": ("start", "threshold", "ratio"), "fixed": ("steps",)}
 
 
 def _set(group: Any, name: str, value: Any) -> None:
@@ -195,16 +196,18 @@ class ObsNorm(_Group):
 
 @dataclass(frozen=True)
 class EpisodeCap(_Group):
-    """An episode cap that follows the population: ``rule`` ``"mean"`` (``factor``) or ``"adaptive"``
-    (``start``, ``threshold``, ``ratio``); options left None take the rule's defaults."""
+    """An episode cap for training: ``rule`` ``"mean"`` (``factor``) or ``"adaptive"`` (``start``,
+    ``threshold``, ``ratio``), which follow the population, or ``"fixed"`` (``steps``, required), a
+    shorter training horizon; options left None take the rule's defaults."""
 
     rule: str | None = "mean"
     factor: float | None = None
     start: int | None = None
     threshold: float | None = None
     ratio: float | None = None
+    steps: int | None = None
     FLAT = {"rule": "episode_cap", "factor": "episode_cap_factor", "start": "episode_cap_start",
-            "threshold": "episode_cap_threshold", "ratio": "episode_cap_ratio"}
+            "threshold": "episode_cap_threshold", "ratio": "episode_cap_ratio", "steps": "episode_cap_steps"}
 
     def __post_init__(self) -> None:
         rule = check_choice("episode_cap", "none" if self.rule is None else self.rule, CAP_RULES)
@@ -215,6 +218,11 @@ class EpisodeCap(_Group):
                 raise ConfigError(f"episode_cap_{key} applies to episode_cap={owner!r}, but episode_cap={rule!r}")
         if rule == "none":
             return
+        if rule == "fixed":
+            if self.steps is None:
+                raise ConfigError("episode_cap='fixed' needs episode_cap_steps=N: the decisions each training "
+                                  "episode is cut at (the goal check and score() run full episodes)")
+            _set(self, "steps", check_int("episode_cap_steps", self.steps, minimum=1))
         values = self.values()
         check_float("episode_cap_factor", values["factor"], positive=True)
         check_int("episode_cap_start", values["start"], minimum=1)
@@ -305,6 +313,7 @@ class GymParams:
     episode_cap_start: int | None = None
     episode_cap_threshold: float | None = None
     episode_cap_ratio: float | None = None
+    episode_cap_steps: int | None = None
     atari: bool | None = None
     frame_skip: int | None = None
     frame_stack: int | None = None

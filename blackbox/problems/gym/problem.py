@@ -216,8 +216,12 @@ class GymProblem(Problem):
         With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
         at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
         screens at that level and confirms on the task's own reward. A ``reward_floor`` only raises
-        training returns, so it leaves that level as it is.
+        training returns, so it leaves that level as it is. A fixed episode cap below the task's limit
+        (``episode_cap="fixed"``) trains on the first steps of each episode, whose return bounds nothing
+        about the whole episode's: ``-inf``, every generation's center is checked on full episodes.
         """
+        if self.cap is not None and self.cap.rule == "fixed" and self.cap.cap < self.step_limit:
+            return -math.inf
         return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
 
     def observe(self, result: EvalResult) -> None:
