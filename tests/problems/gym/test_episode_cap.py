@@ -39,8 +39,50 @@ def test_adaptive_rule_is_openai_es_distributed():
     assert make_episode_cap(None, 50, None, None, None, None) is None
 
 
+def test_fixed_rule_cuts_every_training_episode_at_its_steps():
+    cap = make_episode_cap("fixed", 1000, None, None, None, None, 400)
+    assert cap.cap == 400 and cap.describe() == {"rule": "fixed", "steps": 400, "cap": 400}
+    cap.observe(np.array([400, 400]), 1, np.ones(2))  # every episode hit it: a fixed cap does not move
+    assert cap.cap == 400
+    cap.load_state_dict({"episode_cap": 800})  # the option decides, not a state of another rule
+    assert cap.cap == 400
+    assert make_episode_cap("fixed", 300, None, None, None, None, 400).cap == 300  # never above the task's limit
+
+
+def test_a_fixed_cap_trains_on_short_episodes_and_checks_the_goal_on_full_ones():
+    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=30)
+    params = good_params(problem, 4)
+    result = problem.evaluate(params, np.arange(4))
+    assert result.steps.tolist() == [30] * 4 and result.info["episodes_capped"].tolist() == [1] * 4
+    problem.observe(result)
+    assert problem.evaluate(params, np.arange(4)).steps.max() == 30  # the cap stays
+    assert problem.score(params[0], episodes=1, seed=0)[0] > 30  # the goal check and score run full episodes
+    # a capped return bounds nothing about the whole episode's: the goal check runs every generation
+    assert problem.training_goal(475.0) == -np.inf
+    assert GymProblem("CartPole-v1", episode_cap="fixed", episode_cap_steps=500).training_goal(475.0) == 475.0
+    assert GymProblem("CartPole-v1").training_goal(475.0) == 475.0
+
+
+def test_a_fixed_cap_run_confirms_its_goal_on_full_episodes():
+    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=50)
+    result = bb.optimize(bb.make_strategy("snes", dim=problem.dim, seed=3), problem, "serial", generations=60,
+                         seed=3, goal=475.0, goal_episodes=5)
+    assert result.records[-1].center <= 50  # trained on 50-step episodes
+    assert result.stop_reason.startswith("center's mean over 5 fresh episodes"), result.stop_reason
+    assert np.mean(problem.score(result.center, episodes=5, seed=99)) >= 400
+
+
 def test_cap_options_are_checked():
-    with pytest.raises(bb.ConfigError, match="episode_cap must be one of 'none', 'mean', 'adaptive', got 'mena'"):
+    with pytest.raises(bb.ConfigError, match="episode_cap='fixed' needs episode_cap_steps=N: the decisions each "
+                                             "training episode is cut at"):
+        GymProblem("CartPole-v1", episode_cap="fixed")
+    with pytest.raises(bb.ConfigError, match="episode_cap_steps must be >= 1, got 0"):
+        GymProblem("CartPole-v1", episode_cap="fixed", episode_cap_steps=0)
+    with pytest.raises(bb.ConfigError, match="episode_cap_steps applies to episode_cap='fixed', but "
+                                             "episode_cap='adaptive'"):
+        GymProblem("CartPole-v1", episode_cap="adaptive", episode_cap_steps=10)
+    with pytest.raises(bb.ConfigError, match="episode_cap must be one of 'none', 'mean', 'adaptive', 'fixed', "
+                                             "got 'mena'"):
         GymProblem("CartPole-v1", episode_cap="mena")
     with pytest.raises(bb.ConfigError, match="episode_cap_factor applies to episode_cap='mean', but "
                                              "episode_cap='adaptive'"):
