@@ -313,7 +313,6 @@ class GymParams:
     episode_cap_start: int | None = None
     episode_cap_threshold: float | None = None
     episode_cap_ratio: float | None = None
-    episode_cap_steps: int | None = None
     atari: bool | None = None
     frame_skip: int | None = None
     frame_stack: int | None = None
@@ -324,6 +323,7 @@ class GymParams:
     shared_seed: bool = False
     direct: bool = True
     bias: bool = True
+    episode_cap_steps: int | None = None  # added last, as every option after 0.1.0's (issue 22)
 
     def groups(self) -> GymConfig:
         """These options in their groups, every value checked (those of a group that is off too)."""
