@@ -40,7 +40,7 @@ import numpy as np
 
 from .options import CAP_OPTIONS, EpisodeCap
 
-__all__ = ["RunningCap", "running_cap", "make_episode_cap"]
+__all__ = ["RunningCap", "running_cap", "make_episode_cap", "training_shift"]
 
 
 class RunningCap:
@@ -69,6 +69,12 @@ class RunningCap:
         elif float(np.sum(capped, dtype=np.int64)) / count >= self.threshold:
             self.cap = int(min(self.limit, max(self.cap + 1, int(self.ratio * self.cap))))
 
+    @property
+    def cuts_every_episode(self) -> bool:
+        """A fixed cap below the task's limit: training sees the first steps of each episode, whose return
+        bounds nothing about the whole episode's, so a goal run checks the center every generation."""
+        return self.rule == "fixed" and self.cap < self.limit
+
     def describe(self) -> dict[str, object]:
         options = {k: getattr(self, k) for k in CAP_OPTIONS[self.rule]}
         return {"rule": self.rule, **options, "cap": self.cap}
@@ -86,6 +92,12 @@ def running_cap(options: EpisodeCap | None, limit: int) -> RunningCap | None:
     if options is None or not options.enabled():
         return None
     return RunningCap(str(options.rule), limit, **options.values())
+
+
+def training_shift(cap: RunningCap | None, reward_shift: float) -> float:
+    """The per-step shift the goal check screens with: ``reward_shift``, or ``-inf`` under a cap that cuts
+    every training episode (:attr:`RunningCap.cuts_every_episode`), so every generation is checked."""
+    return -math.inf if cap is not None and cap.cuts_every_episode else reward_shift
 
 
 def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,

@@ -63,7 +63,7 @@ from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as b
 from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
 from .engine import direct_task_of, make_engine, replica
 from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
-from .episode_cap import running_cap
+from .episode_cap import running_cap, training_shift
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -216,13 +216,9 @@ class GymProblem(Problem):
         With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
         at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
         screens at that level and confirms on the task's own reward. A ``reward_floor`` only raises
-        training returns, so it leaves that level as it is. A fixed episode cap below the task's limit
-        (``episode_cap="fixed"``) trains on the first steps of each episode, whose return bounds nothing
-        about the whole episode's: ``-inf``, every generation's center is checked on full episodes.
+        training returns, so it leaves that level as it is. Under a fixed cap: ``-inf`` (:mod:`.episode_cap`).
         """
-        if self.cap is not None and self.cap.rule == "fixed" and self.cap.cap < self.step_limit:
-            return -math.inf
-        return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
+        return goal + min(training_shift(self.cap, self.config.episodes.reward_shift), 0.0) * self.step_limit
 
     def observe(self, result: EvalResult) -> None:
         if self.stats is not None and "obs_count" in result.info:
