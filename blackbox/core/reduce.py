@@ -437,13 +437,13 @@ def _gathered_blocks(windows: np.ndarray, group: list[Entries], start: int, plan
                      linear_total: np.ndarray, squares_total: np.ndarray | None) -> None:
     """Several blocks of a narrow chunk summed at once, the bits of :func:`_gathered_sums` block by block.
 
-    The blocks' slices are gathered into one ``(longest, blocks, width)`` array, short blocks padded with
-    zero-coefficient slices, each slice multiplied by its coefficient, and the rows added one after the other (each block's
-    order, sequential) into one accumulator per block. A
-    zero-coefficient slice adds ``+-0.0``, which changes no bit of a sum that starts from ``+0.0``
-    (the loop skips them; the first row gets ``+0.0`` added, as the loop's accumulator does). Then
-    every block becomes int64 on the plan's grid and the integers are added. Small populations of
-    small vectors pay one Python call per block otherwise (most of a 1,024-row tell at dimension 114)."""
+    The blocks' slices are gathered into one ``(longest, blocks, width)`` array, short blocks padded
+    with zero-coefficient slices; each slice is multiplied by its coefficient and the rows are added one
+    after the other, in each block's order, into one accumulator per block. A zero-coefficient slice
+    adds ``+-0.0``, which changes no bit of a sum that starts from ``+0.0`` (the loop skips them; the
+    first row gets ``+0.0`` added, as the loop's accumulator does). Then every block becomes int64 on
+    the plan's grid and the integers are added. Otherwise small populations of small vectors pay one
+    Python call per block (most of a 1,024-row tell at dimension 114)."""
     longest = max(len(entries[0]) for entries in group)
     offsets = np.zeros((len(group), longest), dtype=np.int64)
     linear = np.zeros((len(group), longest), dtype=np.float32)
