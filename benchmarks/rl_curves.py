@@ -11,7 +11,8 @@ curve faintly, and the task's standard goal (the preset's, with its source). A r
 goal is confirmed on fresh episodes; after that its curve keeps its last value, so the median past
 the first stops is that of finished and running seeds together. The training return is one noisy
 episode (Hopper's has the survival bonus removed when the preset trains with ``reward_shift``,
-BipedalWalker's falls count -1 with ``reward_floor``), so a
+BipedalWalker's falls count -1 with ``reward_floor``, Swimmer's episodes are cut at 400 of their 1,000
+steps with ``episode_cap="fixed"``, drawn with the goal scaled to the cut as a dotted line), so a
 curve can touch the goal before the goal is confirmed; the goal line is the confirmation's bar.
 """
 
@@ -28,7 +29,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from blackbox.problems.gym.preset_table import seed_list  # noqa: E402
-from blackbox.problems.gym.presets import standard_goal, training_reward_note  # noqa: E402
+from blackbox.problems.gym.presets import (  # noqa: E402
+    recommended,
+    recommended_strategy,
+    standard_goal,
+    training_reward_note,
+)
 
 HERE = Path(__file__).resolve().parent
 CURVES = HERE / "rl_curves.json"
@@ -52,6 +58,18 @@ def on_grid(curves: dict[str, list[list[float]]], points: int = 200) -> tuple[np
         steps, returns = np.array(curve, dtype=float).T
         rows.append(np.interp(grid, steps, returns, left=np.nan, right=returns[-1]))
     return grid, np.array(rows)
+
+
+def fixed_cap(task: str) -> tuple[int | None, int | None]:
+    """The preset's fixed training horizon (``episode_cap_steps`` with ``episode_cap="fixed"``) and the
+    task's own episode limit; ``(None, None)`` when its preset trains on whole episodes."""
+    import gymnasium
+
+    strategy = recommended_strategy(task)
+    problem = recommended(task, strategy)["problem"] if strategy else {}
+    if problem.get("episode_cap") != "fixed":
+        return None, None
+    return int(problem["episode_cap_steps"]), gymnasium.spec(task).max_episode_steps
 
 
 def draw(task: str, entry: dict, out: Path) -> Path:
@@ -78,6 +96,10 @@ def draw(task: str, entry: dict, out: Path) -> Path:
     if goal is not None:
         on = " on the task's own return" if note else ""
         ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f}{on} ({source})")
+        cut, limit = fixed_cap(task)
+        if cut and limit:  # trained on cut episodes: the goal's pace over a cut episode, for reference
+            ax.axhline(goal * cut / limit, color="tab:red", linestyle=":", linewidth=1.0,
+                       label=f"goal x {cut}/{limit} steps (its pace over a training episode)")
     ax.set_xlabel("environment steps (training)")
     ax.set_ylabel("center return (one training episode)" if not note else f"center training return ({note})",
                   fontsize=10 if not note else 8)
