@@ -319,6 +319,32 @@ def test_the_plot_says_which_return_a_shifted_preset_trains_on(monkeypatch):
 
 
 @needs_sb3
+def test_a_preset_on_cut_episodes_says_so_in_the_plot_and_the_table(monkeypatch):
+    """Swimmer's preset trains on episodes cut at 400 of 1,000 steps: its best check (130) is not on the
+    scale of the baseline's whole episodes (351) nor of the goal, and the legend and the table say so."""
+    from blackbox.lab.contrast.rl_report import contrast_markdown, curve_labels
+
+    _, report = _raced(monkeypatch, 88_400, 4.8, race="steps")
+    report.goal, report.es.method = 325.0, "blackbox snes (preset)"
+    report.es.config["problem"] = {"episode_cap": "fixed", "episode_cap_steps": 400, "reward_shift": -1.0}
+    assert curve_labels(report) == ("blackbox snes (preset), training return (-1 a step, episodes cut at 400 steps)",
+                                    "goal 325 (on the task's own return)")
+    report.es.config["problem"] = {"episode_cap": "fixed", "episode_cap_steps": 400}
+    assert curve_labels(report)[0] == "blackbox snes (preset), training return (episodes cut at 400 steps)"
+    record = report.as_dict()
+    record["task"], record["notes"] = "Swimmer-v5", []
+    record["es"]["best_return"], record["rl"]["best_return"] = 129.7, 351.2
+    table = contrast_markdown([record]).splitlines()
+    assert "| 130 / 351 (ES: cut episodes) |" in table[2], table[2]
+    assert ("- Swimmer-v5: ES's best check is its training return on episodes cut short (episode_cap=fixed); "
+            "the goal is confirmed on full episodes") in table, table
+    record["es"]["config"]["problem"] = {"episode_cap": "mean"}  # a cap that follows the episodes
+    assert "| 130 / 351 |" in contrast_markdown([record]).splitlines()[2]
+    report.es.config["problem"] = {"episode_cap": "mean"}
+    assert curve_labels(report) == ("blackbox snes (preset)", "goal 325")
+
+
+@needs_sb3
 def test_a_saved_report_reads_back_whole(monkeypatch):
     """benchmarks/contrast_rl.py --from draws each plot again from contrast-rl.json: the report it reads
     back is the one saved (ratios, notes, race and both curves)."""

@@ -275,6 +275,10 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
         notes.append(f"ES's curve is its training return, whose rewards are shifted by {shift:g} per step "
                      f"(reward_shift): an episode of n steps shows {-shift:g} x n less than its return; "
                      f"the goal is confirmed on the task's own reward")
+    if resolved["problem"].get("episode_cap") == "fixed":
+        notes.append(f"ES's curve is its training return on episodes cut at {resolved['problem']['episode_cap_steps']} "
+                     f"steps (episode_cap=fixed), the baseline's checks play whole episodes; the goal is confirmed "
+                     f"on whole episodes for both")
     preset_note = _preset_note(task, resolved)
     if preset_note:
         notes.append(preset_note)

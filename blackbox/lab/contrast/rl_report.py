@@ -98,14 +98,28 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
     return path
 
 
+def training_changes(problem: dict) -> list[str]:
+    """How ES's training return differs from the task's own, in a few words each: rewards shifted (Hopper's
+    ``reward_shift=-1``: ``"-1 a step"``), episodes cut (Swimmer's ``episode_cap="fixed"``: ``"episodes cut
+    at 400 steps"``); empty when ES trains on the task's own return."""
+    changes = []
+    shift = problem.get("reward_shift") or 0.0
+    if shift:
+        changes.append(f"{shift:+g} a step")
+    if problem.get("episode_cap") == "fixed":
+        changes.append(f"episodes cut at {problem.get('episode_cap_steps')} steps")
+    return changes
+
+
 def curve_labels(report: RLContrastReport) -> tuple[str, str]:
     """The legend's names of ES's curve and of the goal line. A preset that shifts its rewards (Hopper's
-    -1 a step) trains on a return the goal is not measured on: both labels say which return is which."""
-    shift = (report.es.config.get("problem") or {}).get("reward_shift") or 0.0
+    -1 a step) or cuts its episodes (Swimmer's 400 steps) trains on a return the goal is not measured on:
+    both labels say which return is which."""
+    changes = training_changes(report.es.config.get("problem") or {})
     goal = "" if report.goal is None else f"goal {report.goal:g}"
-    if not shift:
+    if not changes:
         return report.es.method, goal
-    return (f"{report.es.method}, training return ({shift:+g} a step)",
+    return (f"{report.es.method}, training return ({', '.join(changes)})",
             goal and f"{goal} (on the task's own return)")
 
 
@@ -137,6 +151,8 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
         data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
         wall = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
         best = " / ".join("-" if c["best_return"] is None else f"{c['best_return']:,.0f}" for c in (es, rl))
+        cut = (es["config"].get("problem") or {}).get("episode_cap") == "fixed"
+        best += " (ES: cut episodes)" if cut and es["best_return"] is not None else ""
         goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
         budget = (f"{_budget(es['config'].get('stop') or {})}; "
                   f"{_budget({'max_steps': rl['config'].get('budget_steps'), 'max_time': rl['config'].get('max_time')})}")
@@ -160,5 +176,9 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
     if shifted and not any("reward_shift" in note for note in notes):
         notes.append(f"{', '.join(shifted)}: ES's best check is its training return, shifted by reward_shift per "
                      f"step (the survival bonus removed); the goal is confirmed on the task's own reward")
+    cut = sorted({r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("episode_cap") == "fixed"})
+    if cut and not any("episode_cap" in note for note in notes):
+        notes.append(f"{', '.join(cut)}: ES's best check is its training return on episodes cut short "
+                     f"(episode_cap=fixed); the goal is confirmed on full episodes")
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines)
