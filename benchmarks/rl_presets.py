@@ -11,8 +11,9 @@ own parser, resolved by the same code, run in this process; the run directory go
 folder, or to ``--runs DIR``): with no ARGS it is the task's preset, which is what a user gets. "Solved" is the preset's
 goal as ``blackbox run`` judges it (:class:`blackbox.driver.stop.ConfirmGoal`: the center's mean
 return over ``goal_episodes`` fresh episodes, checked whenever the center's training return reaches
-the goal). Steps are the training's environment steps when the run stopped (the confirmation
-episodes are not counted; wall time includes them), wall time is the driver's.
+the goal; every generation under ``episode_cap="fixed"``). Steps are the training's environment
+steps when the run stopped, wall time is the driver's: the generations' time. Neither counts the
+confirmation episodes; each trial's noted ``elapsed`` (rl_trials.jsonl) is the whole run with them.
 
 Every trial is appended as one JSON line to ``benchmarks/results/rl_trials.jsonl`` (git-ignored):
 command, seed, outcome, load average, so that exploration leaves notes. The table prints per task
