@@ -98,23 +98,12 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
     return path
 
 
-def training_changes(problem: dict) -> list[str]:
-    """How ES's training return differs from the task's own, in a few words each: rewards shifted (Hopper's
-    ``reward_shift=-1``: ``"-1 a step"``), episodes cut (Swimmer's ``episode_cap="fixed"``: ``"episodes cut
-    at 400 steps"``); empty when ES trains on the task's own return."""
-    changes = []
-    shift = problem.get("reward_shift") or 0.0
-    if shift:
-        changes.append(f"{shift:+g} a step")
-    if problem.get("episode_cap") == "fixed":
-        changes.append(f"episodes cut at {problem.get('episode_cap_steps')} steps")
-    return changes
-
-
 def curve_labels(report: RLContrastReport) -> tuple[str, str]:
     """The legend's names of ES's curve and of the goal line. A preset that shifts its rewards (Hopper's
     -1 a step) or cuts its episodes (Swimmer's 400 steps) trains on a return the goal is not measured on:
     both labels say which return is which."""
+    from ...problems.gym.presets import training_changes
+
     changes = training_changes(report.es.config.get("problem") or {})
     goal = "" if report.goal is None else f"goal {report.goal:g}"
     if not changes:

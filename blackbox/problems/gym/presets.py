@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 __all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
-           "training_reward_note", "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
+           "training_reward_note", "training_changes", "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
 
 
 if TYPE_CHECKING:
@@ -334,11 +334,16 @@ def training_shift(env: str) -> float:
 
 
 def training_reward_note(env: str) -> str:
-    """How the preset of ``env`` changes the returns it trains on, in a few words (empty: the task's own):
-    ``"-1 a step"`` (``reward_shift``), ``"rewards below -1 counted as -1"`` (``reward_floor``),
-    ``"episodes cut at 400 steps"`` (``episode_cap="fixed"``)."""
+    """How the preset of ``env`` changes the returns it trains on, in a few words (empty: the task's own;
+    see :func:`training_changes`)."""
     strategy = recommended_strategy(env)
-    problem = recommended(env, strategy)["problem"] if strategy else {}
+    return ", ".join(training_changes(recommended(env, strategy)["problem"] if strategy else {}))
+
+
+def training_changes(problem: Mapping[str, object]) -> list[str]:
+    """How gym problem options make the training return differ from the task's own, a few words each:
+    ``"-1 a step"`` (``reward_shift``), ``"rewards below -1 counted as -1"`` (``reward_floor``),
+    ``"episodes cut at 400 steps"`` (``episode_cap="fixed"``); empty when training is on the task's own."""
     shift, floor = problem.get("reward_shift"), problem.get("reward_floor")
     notes = []
     if isinstance(shift, (int, float)) and not isinstance(shift, bool) and shift:
@@ -347,7 +352,7 @@ def training_reward_note(env: str) -> str:
         notes.append(f"rewards below {floor:g} counted as {floor:g}")
     if problem.get("episode_cap") == "fixed":
         notes.append(f"episodes cut at {problem.get('episode_cap_steps')} steps")
-    return ", ".join(notes)
+    return notes
 
 
 def missing_preset_note(env: object, strategy: str, options: Mapping[str, object]) -> str | None:
