@@ -30,8 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from blackbox.problems.gym.preset_table import seed_list  # noqa: E402
 from blackbox.problems.gym.presets import (  # noqa: E402
-    recommended,
-    recommended_strategy,
     standard_goal,
     training_reward_note,
 )
@@ -60,18 +58,6 @@ def on_grid(curves: dict[str, list[list[float]]], points: int = 200) -> tuple[np
     return grid, np.array(rows)
 
 
-def fixed_cap(task: str) -> tuple[int | None, int | None]:
-    """The preset's fixed training horizon (``episode_cap_steps`` with ``episode_cap="fixed"``) and the
-    task's own episode limit; ``(None, None)`` when its preset trains on whole episodes."""
-    import gymnasium
-
-    strategy = recommended_strategy(task)
-    problem = recommended(task, strategy)["problem"] if strategy else {}
-    if problem.get("episode_cap") != "fixed":
-        return None, None
-    return int(problem["episode_cap_steps"]), gymnasium.spec(task).max_episode_steps
-
-
 def draw(task: str, entry: dict, out: Path) -> Path:
     """The figure of one task, written to ``out``; its path."""
     import matplotlib
@@ -96,10 +82,6 @@ def draw(task: str, entry: dict, out: Path) -> Path:
     if goal is not None:
         on = " on the task's own return" if note else ""
         ax.axhline(goal, color="tab:red", linestyle="--", linewidth=1.2, label=f"goal {goal:,.0f}{on} ({source})")
-        cut, limit = fixed_cap(task)
-        if cut and limit:  # trained on cut episodes: the goal's pace over a cut episode, for reference
-            ax.axhline(goal * cut / limit, color="tab:red", linestyle=":", linewidth=1.0,
-                       label=f"goal x {cut}/{limit} steps (its pace over a training episode)")
     ax.set_xlabel("environment steps (training)")
     ax.set_ylabel("center return (one training episode)" if not note else f"center training return ({note})",
                   fontsize=10 if not note else 8)

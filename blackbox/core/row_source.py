@@ -38,6 +38,14 @@ class RowSource:
     def __len__(self) -> int:
         return len(self.indices)
 
+    @property
+    def center(self) -> int | None:
+        """Which of these rows is the population's center row (:mod:`.center_row`), or None."""
+        if self.population.center_row is None:
+            return None
+        at = np.flatnonzero(self.indices == self.population.center_row)
+        return int(at[0]) if len(at) else None
+
     def __getitem__(self, key: Any) -> Any:
         """An int: that row (float64, valid until the next row is read); a slice: a RowSource."""
         if isinstance(key, slice):

@@ -100,8 +100,8 @@ def plot_rl_contrast(report: RLContrastReport, path: str | Path) -> Path:
 
 def curve_labels(report: RLContrastReport) -> tuple[str, str]:
     """The legend's names of ES's curve and of the goal line. A preset that shifts its rewards (Hopper's
-    -1 a step) or cuts its episodes (Swimmer's 400 steps) trains on a return the goal is not measured on:
-    both labels say which return is which."""
+    -1 a step) or floors them trains on a return the goal is not measured on: both labels say which return
+    is which."""
     from ...problems.gym.presets import training_changes
 
     changes = training_changes(report.es.config.get("problem") or {})
@@ -140,8 +140,6 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
         data = "-" if r["data_ratio"] is None else f"{r['data_ratio']:.2f}x"
         wall = "-" if r["time_ratio"] is None else f"{r['time_ratio']:.2f}x"
         best = " / ".join("-" if c["best_return"] is None else f"{c['best_return']:,.0f}" for c in (es, rl))
-        cut = (es["config"].get("problem") or {}).get("episode_cap") == "fixed"
-        best += " (ES: cut episodes)" if cut and es["best_return"] is not None else ""
         goal = "-" if r["goal"] is None else f"{r['goal']:g} ({r['goal_episodes']} episodes)"
         budget = (f"{_budget(es['config'].get('stop') or {})}; "
                   f"{_budget({'max_steps': rl['config'].get('budget_steps'), 'max_time': rl['config'].get('max_time')})}")
@@ -165,9 +163,5 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
     if shifted and not any("reward_shift" in note for note in notes):
         notes.append(f"{', '.join(shifted)}: ES's best check is its training return, shifted by reward_shift per "
                      f"step (the survival bonus removed); the goal is confirmed on the task's own reward")
-    cut = sorted({r["task"] for r in reports if (r["es"]["config"].get("problem") or {}).get("episode_cap") == "fixed"})
-    if cut and not any("episode_cap" in note for note in notes):
-        notes.append(f"{', '.join(cut)}: ES's best check is its training return on episodes cut short "
-                     f"(episode_cap=fixed); the goal is confirmed on full episodes")
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines)

@@ -11,17 +11,22 @@ episodes at a length adjusted during training. Three rules, as a gym problem opt
   "adaptive:start,threshold,ratio"``, with Uber's maximum): start at ``episode_cap_start`` steps;
   whenever at least a fraction ``episode_cap_threshold`` (0.5) of a generation's episodes ran into
   the cap, multiply it by ``episode_cap_ratio`` (2): ``cap = int(ratio * cap)`` (at least one step more).
-- ``"fixed"``: every training episode is cut at ``episode_cap_steps`` decisions, a shorter training
-  horizon. On a task whose reward comes at a steady rate through the episode (Swimmer-v5), the first
-  steps of an episode rank the perturbations nearly as its whole length does, for a fraction of the
-  steps. No training return then bounds the task's own, so a goal run checks the center on full
-  episodes every generation (``GymProblem.training_goal`` is ``-inf``).
+- ``"fixed"``: every episode of the population is cut at ``episode_cap_steps`` decisions, a shorter
+  training horizon. On a task whose reward comes at a steady rate through the episode (Swimmer-v5),
+  the first steps of an episode rank the perturbations nearly as its whole length does, for a
+  fraction of the steps. The center row (the unperturbed center the driver adds to each generation,
+  :mod:`blackbox.core.center_row`) plays full episodes: its return is the task's own, so the record's
+  center return, the goal screen (``GymProblem.training_goal``) and the curves mean what they mean
+  without a cap, and its steps are counted with the training's. The run's best row (``best_params``)
+  is then picked among members' cut returns and centers' full ones.
 
 Under any rule the cap never exceeds the task's own limit. It counts the policy's decisions (agent
-steps), applies to the population's episodes and the center's in ``evaluate`` (not to ``score``
-or ``play``, which run full episodes, as the ES code's evaluation rollouts do), and lives in the
-problem's state: the driver folds each generation's lengths in (``observe``) and sends the cap to
-every worker with the center, so it is identical whatever the executor, and checkpoints keep it.
+steps), applies to the population's episodes and (rules ``"mean"`` and ``"adaptive"``) the center's
+in ``evaluate`` (not to ``score`` or ``play``, which run full episodes, as the ES code's evaluation
+rollouts do), and lives in the problem's state: the driver folds each generation's lengths in
+(``observe``) and sends the cap to every worker with the center, so it is identical whatever the
+executor, and checkpoints keep it. The center row is known to ``evaluate`` from the rows it is
+handed (:attr:`~blackbox.core.row_source.RowSource.center`), which every executor passes on.
 
 Caveat: a capped episode scores the return it had collected so far. Early in training this biases
 the search toward what pays off quickly, and on tasks whose returns come late (or where surviving
@@ -34,13 +39,14 @@ the current ones, and watch the returns when you turn it on.
 from __future__ import annotations
 
 import math
+from collections.abc import Sized
 from typing import Any
 
 import numpy as np
 
 from .options import CAP_OPTIONS, EpisodeCap
 
-__all__ = ["RunningCap", "running_cap", "make_episode_cap", "training_shift"]
+__all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits"]
 
 
 class RunningCap:
@@ -71,8 +77,8 @@ class RunningCap:
 
     @property
     def cuts_every_episode(self) -> bool:
-        """A fixed cap below the task's limit: training sees the first steps of each episode, whose return
-        bounds nothing about the whole episode's, so a goal run checks the center every generation."""
+        """A fixed cap below the task's limit: the population sees the first steps of each episode, whose
+        return bounds nothing about the whole episode's, so the center row plays full ones (:func:`row_limits`)."""
         return self.rule == "fixed" and self.cap < self.limit
 
     def describe(self) -> dict[str, object]:
@@ -94,10 +100,18 @@ def running_cap(options: EpisodeCap | None, limit: int) -> RunningCap | None:
     return RunningCap(str(options.rule), limit, **options.values())
 
 
-def training_shift(cap: RunningCap | None, reward_shift: float) -> float:
-    """The per-step shift the goal check screens with: ``reward_shift``, or ``-inf`` under a cap that cuts
-    every training episode (:attr:`RunningCap.cuts_every_episode`), so every generation is checked."""
-    return -math.inf if cap is not None and cap.cuts_every_episode else reward_shift
+def row_limits(cap: RunningCap | None, rows: Sized, task_limit: int) -> np.ndarray | None:
+    """Each row's episode limit under ``cap`` (None: no cap): the cap, except for the center row under a
+    cap that cuts every episode (:attr:`RunningCap.cuts_every_episode`), which gets the task's own
+    ``task_limit``. ``rows`` names its center row when it is a
+    :class:`~blackbox.core.row_source.RowSource` that holds one; plain arrays have none."""
+    if cap is None:
+        return None
+    limits = np.full(len(rows), cap.cap, dtype=np.int64)
+    center = getattr(rows, "center", None)
+    if center is not None and cap.cuts_every_episode:
+        limits[center] = task_limit
+    return limits
 
 
 def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,

@@ -63,7 +63,7 @@ from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as b
 from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
 from .engine import direct_task_of, make_engine, replica
 from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
-from .episode_cap import running_cap, training_shift
+from .episode_cap import row_limits, running_cap
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -195,15 +195,15 @@ class GymProblem(Problem):
         if len(seeds) != len(params):
             raise ConfigError(f"evaluate() got {len(params)} parameter rows but {len(seeds)} seeds")
         obs_norm = self.config.obs_norm
-        limit = self.cap.cap if self.cap is not None else None
+        limit = row_limits(self.cap, params, self.step_limit)
         rollouts = self.rollouts(params, episode_seeds(seeds, self.config.episodes.count),
                                  sampled_rows(seeds, obs_norm.prob) if obs_norm is not None else None, limit,
                                  self.config.episodes.reward_floor)
         info: dict[str, Any] = {}
         if obs_norm is not None:
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
-        if self.cap is not None:
-            info["episodes_capped"] = (rollouts.lengths >= limit).sum(axis=1).astype(np.int64)
+        if limit is not None:
+            info["episodes_capped"] = (rollouts.lengths >= limit[:, None]).sum(axis=1).astype(np.int64)
         fitness = rollouts.returns.mean(axis=1)
         shift = self.config.episodes.reward_shift
         if shift:
@@ -215,10 +215,10 @@ class GymProblem(Problem):
 
         With ``reward_shift`` s < 0 an episode of at most H decisions that returns ``goal`` trains
         at ``goal + s * H`` or more, so the goal check (:class:`~blackbox.driver.stop.ConfirmGoal`)
-        screens at that level and confirms on the task's own reward. A ``reward_floor`` only raises
-        training returns, so it leaves that level as it is. Under a fixed cap: ``-inf`` (:mod:`.episode_cap`).
+        screens at that level and confirms on the task's own reward. A ``reward_floor`` (it only raises
+        returns) and a fixed episode cap (the center row plays full episodes) leave the goal as it is.
         """
-        return goal + min(training_shift(self.cap, self.config.episodes.reward_shift), 0.0) * self.step_limit
+        return goal + min(self.config.episodes.reward_shift, 0.0) * self.step_limit
 
     def observe(self, result: EvalResult) -> None:
         if self.stats is not None and "obs_count" in result.info:
@@ -250,10 +250,10 @@ class GymProblem(Problem):
 
     # -- rollouts -------------------------------------------------------------------------------
     def rollouts(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
-                 limit: int | None = None, floor: float | None = None) -> Rollouts:
+                 limit: int | np.ndarray | None = None, floor: float | None = None) -> Rollouts:
         """Returns and lengths ``(m, E)`` of every row of ``params`` under reset ``seeds`` ``(m, E)``;
         ``collect`` marks the rows that gather observation statistics, ``limit`` caps the episodes
-        below the task's own limit, ``floor`` raises rewards below it to it (training only)."""
+        below the task's own limit (one, or one per row), ``floor`` raises rewards below it to it."""
         normalizer = self._normalizer()
         reference = self.reference_inputs(normalizer)
         try:

@@ -160,9 +160,12 @@ def _results(returns: np.ndarray, lengths: np.ndarray, moments: dict[int, Moment
     return result
 
 
-def _cap(limit: int | None, task_limit: int) -> int:
-    """The episode length limit of one call: ``limit`` (an episode cap) below the task's own."""
-    return task_limit if limit is None else max(1, min(int(limit), task_limit))
+def _limits(limit: int | np.ndarray | None, task_limit: int, m: int) -> np.ndarray:
+    """Each row's episode length limit in one call: ``limit`` (an episode cap, one for every row or one
+    per row) below the task's own."""
+    if limit is None:
+        return np.full(m, task_limit, dtype=np.int64)
+    return np.clip(np.broadcast_to(np.asarray(limit, dtype=np.int64), (m,)), 1, task_limit)
 
 
 class BatchedRollouts:
@@ -181,12 +184,12 @@ class BatchedRollouts:
 
     def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
-            limit: int | None = None, floor: float | None = None) -> Rollouts:
+            limit: int | np.ndarray | None = None, floor: float | None = None) -> Rollouts:
         """Returns and lengths of every (row, episode) of ``params`` under ``seeds`` ``(m, E)``.
 
         ``collect`` marks the rows that gather observation statistics; ``reference`` (float32
         policy inputs) is the VBN reference batch of this call; ``limit`` caps the episodes below
-        the task's own limit (an adaptive episode cap); ``floor`` raises every reward below it to it
+        the task's own limit (an episode cap: one for all rows, or one per row); ``floor`` raises every reward below it to it
         (a training episode's ``reward_floor``).
         """
         m, episodes = seeds.shape
@@ -213,7 +216,8 @@ class BatchedRollouts:
         noise_rngs: list[np.random.Generator | None] = [None] * cap
         flat_seeds = seeds.reshape(-1)
         noise_std = np.float32(self.action_noise)
-        limit = _cap(limit, self.limit)
+        limits = _limits(limit, self.limit, m)
+        stop_at = np.zeros(cap, dtype=np.int64)  # the step count t at which the slot's episode is cut
         unit = 1.0 if floor is None else max(1.0, float(floor))  # the reward of a task whose rewards are all 1
         next_job = 0
         sampling = 0  # how many live slots collect observation statistics
@@ -230,6 +234,7 @@ class BatchedRollouts:
             job_of[slot] = job
             ret[slot] = 0.0
             born[slot] = t
+            stop_at[slot] = t + limits[row]
             sampled = collect is not None and bool(collect[row])
             collecting[slot] = sampled
             sampling += sampled
@@ -241,7 +246,7 @@ class BatchedRollouts:
             slots.move(src, dst)
             batch.move(src, dst)
             obs[dst] = obs[src]
-            job_of[dst], ret[dst], born[dst] = job_of[src], ret[src], born[src]
+            job_of[dst], ret[dst], born[dst], stop_at[dst] = job_of[src], ret[src], born[src], stop_at[src]
             if collecting[src]:
                 running.move(src, dst)
             collecting[dst], collecting[src] = collecting[src], False
@@ -251,7 +256,7 @@ class BatchedRollouts:
         while live < cap and next_job < jobs:
             start(live)
             live += 1
-        deadline = limit  # no live episode reaches the time limit before this step count
+        deadline = int(stop_at[:live].min()) if live else 0  # no live episode reaches its limit before this
         # Views of the live slots' rows, made again only when the number of live slots changes
         # (a few numpy calls fewer per step: they are most of the engine's cost at small groups).
         x, z, inputs_view, ret_live = obs[:live], scratch[:live] if scratch is not None else None, \
@@ -285,7 +290,7 @@ class BatchedRollouts:
                 ret_live += rewards if floor is None else np.maximum(rewards, floor)
             done = terminated if truncated is None else terminated | truncated
             if t >= deadline:
-                done = done | (t - born[:live] >= limit)
+                done = done | (stop_at[:live] <= t)
             if not np.count_nonzero(done):  # done.any(), without its Python wrapper
                 continue
             free = []
@@ -314,7 +319,7 @@ class BatchedRollouts:
                     inputs_buffer[:live], ret[:live]
                 everyone = slice(0, live)
             if live:
-                deadline = int(born[:live].min()) + limit
+                deadline = int(stop_at[:live].min())
         return _results(returns.reshape(m, episodes), lengths.reshape(m, episodes), moments, collect,
                         self.obs_size)
 
@@ -343,12 +348,12 @@ class OneByOneRollouts:
 
     def run(self, params: np.ndarray | RowSource, seeds: np.ndarray, collect: np.ndarray | None = None,
             normalizer: Normalizer | None = None, reference: np.ndarray | None = None,
-            limit: int | None = None, floor: float | None = None) -> Rollouts:
+            limit: int | np.ndarray | None = None, floor: float | None = None) -> Rollouts:
         """What :meth:`BatchedRollouts.run` returns for the same arguments, one episode at a time."""
         if reference is not None:
             self.batch.set_reference(reference)
-        limit = _cap(limit, self.limit)
         m, episodes = seeds.shape
+        limits = _limits(limit, self.limit, m)
         returns = np.zeros((m, episodes))
         lengths = np.zeros((m, episodes), dtype=np.int64)
         moments: dict[int, Moments] = {}
@@ -358,7 +363,7 @@ class OneByOneRollouts:
             sampled = collect is not None and bool(collect[row])
             for e in range(episodes):
                 returns[row, e], lengths[row, e] = rollout_episode(
-                    self.env, self.flatten, self.batch, self.adapter, int(seeds[row, e]), limit,
+                    self.env, self.flatten, self.batch, self.adapter, int(seeds[row, e]), int(limits[row]),
                     normalizer, self.action_noise, stats=stats if sampled else None, where=self.where,
                     floor=floor)
                 if sampled:

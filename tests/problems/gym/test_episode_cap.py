@@ -57,19 +57,69 @@ def test_a_fixed_cap_trains_on_short_episodes_and_checks_the_goal_on_full_ones()
     problem.observe(result)
     assert problem.evaluate(params, np.arange(4)).steps.max() == 30  # the cap stays
     assert problem.score(params[0], episodes=1, seed=0)[0] > 30  # the goal check and score run full episodes
-    # a capped return bounds nothing about the whole episode's: the goal check runs every generation
-    assert problem.training_goal(475.0) == -np.inf
-    assert GymProblem("CartPole-v1", episode_cap="fixed", episode_cap_steps=500).training_goal(475.0) == 475.0
-    assert GymProblem("CartPole-v1").training_goal(475.0) == 475.0
+    # the center row plays full episodes, so the goal screen is the goal itself
+    assert problem.training_goal(475.0) == 475.0
+    assert GymProblem("CartPole-v1", episode_cap="fixed", episode_cap_steps=30, reward_shift=-1.0,
+                      policy="linear").training_goal(475.0) == 475.0 - 500
+
+
+def test_under_a_fixed_cap_the_center_row_plays_full_episodes():
+    """The driver's center row (last, its own seed group) plays to the task's limit; the other rows are cut."""
+    from blackbox.core.population import Population
+    from blackbox.core.row_source import RowSource
+
+    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=30, episodes=2)
+    params = good_params(problem, 5)
+    population = Population.from_dense(params[:4]).with_center(params[4])
+    seeds = np.arange(10, 15)
+    result = problem.evaluate(RowSource(population, np.arange(5)), seeds)
+    full = GymProblem("CartPole-v1", policy="linear", episodes=2)
+    assert result.steps[:4].tolist() == [60] * 4
+    assert result.steps[4] > 60 and result.steps[4] == full.evaluate(params[4:], seeds[4:]).steps[0]
+    assert result.fitness[4] == full.evaluate(params[4:], seeds[4:]).fitness[0]
+    assert result.steps[4] == 1000  # both to the task's own limit (500), which they ran into
+    assert result.info["episodes_capped"].tolist() == [2, 2, 2, 2, 2]
+    # a worker's slice knows its center row too (here in the middle of the rows it is handed)
+    middle = problem.evaluate(RowSource(population, np.array([0, 4, 1])), seeds[[0, 4, 1]])
+    assert middle.steps.tolist() == [60, result.steps[4], 60]
+    assert RowSource(population, np.array([0, 1])).center is None
+    assert problem.evaluate(params, seeds).steps.tolist() == [60] * 5  # plain rows: no center, all cut
+    one_by_one = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=30, episodes=2,
+                            batched=False)
+    again = one_by_one.evaluate(RowSource(population, np.arange(5)), seeds)
+    np.testing.assert_array_equal(again.fitness, result.fitness)
+    np.testing.assert_array_equal(again.steps, result.steps)
 
 
 def test_a_fixed_cap_run_confirms_its_goal_on_full_episodes():
-    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=50)
+    problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=100)
     result = bb.optimize(bb.make_strategy("snes", dim=problem.dim, seed=3), problem, "serial", generations=60,
                          seed=3, goal=475.0, goal_episodes=5)
-    assert result.records[-1].center <= 50  # trained on 50-step episodes
     assert result.stop_reason.startswith("center's mean over 5 fresh episodes"), result.stop_reason
+    assert result.records[-1].center >= 475.0 > 100  # the center's return is a full episode's
+    popsize = result.records[0].evaluations - 1
+    steps = np.diff([0] + [r.steps for r in result.records])
+    # CartPole's return is the episode's length: the center's full episode is counted with the cut ones
+    assert all(0 < s - r.center <= 100 * popsize for s, r in zip(steps, result.records))
+    assert steps[-1] >= 475 + popsize
     assert np.mean(problem.score(result.center, episodes=5, seed=99)) >= 400
+
+
+def test_a_fixed_cap_run_is_the_same_whatever_the_executor():
+    from blackbox.executors.loky import LokyExecutor
+
+    def run(executor):
+        problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=40)
+        es = bb.make_strategy("snes", dim=problem.dim, seed=5, popsize=7)
+        result = bb.optimize(es, problem, executor, generations=4, seed=5)
+        return result.center, [(r.center, r.steps, r.best) for r in result.records]
+
+    serial = run("serial")
+    with LokyExecutor(workers=2) as loky:  # the center row lands in one worker's share
+        parallel = run(loky)
+    np.testing.assert_array_equal(serial[0], parallel[0])
+    assert serial[1] == parallel[1]
+    assert max(center for center, _, _ in serial[1]) > 40  # the center played past the cap
 
 
 def test_cap_options_are_checked():
