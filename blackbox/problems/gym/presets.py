@@ -182,9 +182,9 @@ PRESETS: dict[str, Preset] = {
                      "openai-es": _MUJOCO_PROBLEM},
         run={"goal_episodes": 10, "max_time": 1800.0}, run_for={"snes": {"max_steps": 3_000_000}},
         source="SNES (its defaults: population 13) on the linear policy of Mania et al. 2018, which has no bias "
-               "(M x), trained on episodes cut at 400 of Swimmer's 1,000 steps (the goal is confirmed on full "
-               "episodes); chosen on tuning seeds 0-9 (10/10, 34k-125k steps; full episodes: 126k-266k; cut at "
-               "300 or 350 steps: 9/10 or less); with a bias, population 13 was 8/10 on seeds 100-109 and "
+               "(M x), trained on episodes cut at 400 of Swimmer's 1,000 steps (the center row plays full "
+               "episodes, counted); chosen on tuning seeds 0-9 (10/10, 58k-145k steps; full episodes: 126k-266k; "
+               "cut at 300 steps: 8/10; at 500: 10/10, median 91k against 72.5k); with a bias, population 13 was 8/10 on seeds 100-109 and "
                "population 26 needed 297k-513k steps on seeds 0-4; ARS V1 as RL Zoo's, bias-free from zero "
                "weights, 7/10 within 600k; 10/10 on seeds 100-109"),
     "Hopper-v5": _ars_mujoco({"popsize": 16, "top": 4, "sigma": 0.025, "lr": 0.01}, {"reward_shift": -1.0},
