@@ -11,7 +11,7 @@ own parser, resolved by the same code, run in this process; the run directory go
 folder, or to ``--runs DIR``): with no ARGS it is the task's preset, which is what a user gets. "Solved" is the preset's
 goal as ``blackbox run`` judges it (:class:`blackbox.driver.stop.ConfirmGoal`: the center's mean
 return over ``goal_episodes`` fresh episodes, checked whenever the center's training return reaches
-the goal; every generation under ``episode_cap="fixed"``). Steps are the training's environment
+the goal; under ``episode_cap="fixed"`` the center row plays full episodes). Steps are the training's environment
 steps when the run stopped, wall time is the driver's: the generations' time. Neither counts the
 confirmation episodes; each trial's noted ``elapsed`` (rl_trials.jsonl) is the whole run with them.
 
