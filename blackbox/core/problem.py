@@ -32,8 +32,12 @@ from ..errors import EvaluationError
 if TYPE_CHECKING:
     from .population import Population
 
-__all__ = ["Problem", "EvalResult", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
+__all__ = ["Problem", "EvalResult", "PARTIAL", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
            "TrainsOnShiftedRewards", "EvaluatesPopulations"]
+
+
+#: The ``EvalResult.info`` name of rows whose fitness is partial (see :class:`EvalResult`).
+PARTIAL = "partial"
 
 
 @dataclass
@@ -42,6 +46,9 @@ class EvalResult:
 
     ``info`` maps names to arrays whose first axis has one entry per row; executors concatenate
     them in row order, so any statistic reduced from them does not depend on how rows were split.
+    The driver reads one name itself, :data:`PARTIAL` (bool per row): rows whose fitness is on a
+    shorter scale than the others' (a gym problem's episodes cut by a fixed cap while the center row
+    played whole ones); the run's best row is picked among the other rows.
     """
 
     fitness: np.ndarray

@@ -19,7 +19,7 @@ import numpy as np
 from .._validate import check_float, check_int
 from ..core.executor import Executor, Submitted
 from ..core.population import Population
-from ..core.problem import EvalResult, Problem
+from ..core.problem import PARTIAL, EvalResult, Problem
 from ..core.seeding import evaluation_seeds
 from ..core.strategy import Strategy
 from ..errors import ConfigError
@@ -249,8 +249,12 @@ class Run:
         return batch, seeds, self._pending_state
 
     def _track_best(self, batch, result: EvalResult) -> None:
-        """Keep the best row seen so far (the center row included); NaN never wins."""
+        """Keep the best row seen so far (the center row included); NaN never wins, nor does a row whose
+        fitness is partial (``info[PARTIAL]``) while some row's is not."""
         fitness = np.where(np.isnan(result.fitness), -np.inf, result.fitness)
+        partial = result.info.get(PARTIAL)
+        if partial is not None and not np.all(partial):
+            fitness = np.where(partial, -np.inf, fitness)
         i = int(np.argmax(fitness))
         if fitness[i] > self.best_fitness or self.best_params is None:
             self.best_fitness = float(fitness[i])

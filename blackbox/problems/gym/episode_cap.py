@@ -18,7 +18,7 @@ episodes at a length adjusted during training. Three rules, as a gym problem opt
   :mod:`blackbox.core.center_row`) plays full episodes: its return is the task's own, so the record's
   center return, the goal screen (``GymProblem.training_goal``) and the curves mean what they mean
   without a cap, and its steps are counted with the training's. The run's best row (``best_params``)
-  is then picked among members' cut returns and centers' full ones.
+  is then picked among the centers (the members' returns are partial, :func:`cap_info`).
 
 Under any rule the cap never exceeds the task's own limit. It counts the policy's decisions (agent
 steps), applies to the population's episodes and (rules ``"mean"`` and ``"adaptive"``) the center's
@@ -44,9 +44,10 @@ from typing import Any
 
 import numpy as np
 
+from ...core.problem import PARTIAL
 from .options import CAP_OPTIONS, EpisodeCap
 
-__all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits"]
+__all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits", "cap_info"]
 
 
 class RunningCap:
@@ -112,6 +113,16 @@ def row_limits(cap: RunningCap | None, rows: Sized, task_limit: int) -> np.ndarr
     if center is not None and cap.cuts_every_episode:
         limits[center] = task_limit
     return limits
+
+
+def cap_info(cap: RunningCap, limits: np.ndarray, lengths: np.ndarray, task_limit: int) -> dict[str, np.ndarray]:
+    """What ``evaluate`` reports of a cap: per row, how many of its episodes (``lengths``, ``(m, E)``) ran
+    into their limit, and, under a cap that cuts every episode, which rows' returns are partial (cut below
+    ``task_limit``: the run's best row is then picked among the full ones, :data:`~blackbox.core.problem.PARTIAL`)."""
+    info = {"episodes_capped": (lengths >= limits[:, None]).sum(axis=1).astype(np.int64)}
+    if cap.cuts_every_episode:
+        info[PARTIAL] = limits < task_limit
+    return info
 
 
 def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,

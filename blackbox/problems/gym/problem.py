@@ -63,7 +63,7 @@ from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as b
 from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
 from .engine import direct_task_of, make_engine, replica
 from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
-from .episode_cap import row_limits, running_cap
+from .episode_cap import cap_info, row_limits, running_cap
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -202,8 +202,8 @@ class GymProblem(Problem):
         info: dict[str, Any] = {}
         if obs_norm is not None:
             info = {"obs_count": rollouts.counts, "obs_mean": rollouts.means, "obs_m2": rollouts.m2s}
-        if limit is not None:
-            info["episodes_capped"] = (rollouts.lengths >= limit[:, None]).sum(axis=1).astype(np.int64)
+        if self.cap is not None and limit is not None:
+            info.update(cap_info(self.cap, limit, rollouts.lengths, self.step_limit))
         fitness = rollouts.returns.mean(axis=1)
         shift = self.config.episodes.reward_shift
         if shift:

@@ -105,6 +105,20 @@ def test_a_fixed_cap_run_confirms_its_goal_on_full_episodes():
     assert np.mean(problem.score(result.center, episodes=5, seed=99)) >= 400
 
 
+def test_under_a_fixed_cap_the_best_row_is_a_center_on_full_episodes():
+    """Pendulum's cut episodes cost less than whole ones: a member's partial return must not pass for the best."""
+    problem = GymProblem("Pendulum-v1", policy="linear", episode_cap="fixed", episode_cap_steps=20)
+    es = bb.make_strategy("snes", dim=problem.dim, seed=1, popsize=6)
+    result = bb.optimize(es, problem, "serial", generations=3, seed=1)
+    centers = [r.center for r in result.records]
+    assert max(r.best for r in result.records) > max(centers)  # the members' 20-step returns
+    assert result.best_fitness == max(centers)
+    evaluation = problem.evaluate(result.best_params[None, :], np.array([0]))
+    assert evaluation.info["partial"].tolist() == [True]  # plain rows: no center, every return partial
+    assert "partial" not in GymProblem("Pendulum-v1", policy="linear", episode_cap="mean").evaluate(
+        result.best_params[None, :], np.array([0])).info
+
+
 def test_a_fixed_cap_run_is_the_same_whatever_the_executor():
     from blackbox.executors.loky import LokyExecutor
 
