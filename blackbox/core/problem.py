@@ -32,7 +32,8 @@ from ..errors import EvaluationError
 if TYPE_CHECKING:
     from .population import Population
 
-__all__ = ["Problem", "EvalResult", "PARTIAL", "check_eval_result", "Scorable", "Playable", "Recommends", "ChoosesStrategy",
+__all__ = ["Problem", "EvalResult", "PARTIAL", "check_eval_result", "Scorable", "Playable", "Recommends",
+           "ChoosesStrategy",
            "TrainsOnShiftedRewards", "EvaluatesPopulations"]
 
 

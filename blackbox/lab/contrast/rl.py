@@ -276,9 +276,9 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
                      f"(reward_shift): an episode of n steps shows {-shift:g} x n less than its return; "
                      f"the goal is confirmed on the task's own reward")
     if resolved["problem"].get("episode_cap") == "fixed":
-        notes.append(f"{task}: ES's population trains on episodes cut at {resolved['problem']['episode_cap_steps']} steps "
-                     f"(episode_cap=fixed); its curve is the center row's, which plays whole episodes, counted in "
-                     f"its steps")
+        cut = resolved["problem"]["episode_cap_steps"]
+        notes.append(f"{task}: ES's population trains on episodes cut at {cut} steps (episode_cap=fixed); its "
+                     f"curve is the center row's, which plays whole episodes, counted in its steps")
     preset_note = _preset_note(task, resolved)
     if preset_note:
         notes.append(preset_note)

@@ -39,12 +39,12 @@ the current ones, and watch the returns when you turn it on.
 from __future__ import annotations
 
 import math
-from collections.abc import Sized
 from typing import Any
 
 import numpy as np
 
 from ...core.problem import PARTIAL
+from ...core.row_source import RowSource
 from .options import CAP_OPTIONS, EpisodeCap
 
 __all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits", "cap_info"]
@@ -101,7 +101,7 @@ def running_cap(options: EpisodeCap | None, limit: int) -> RunningCap | None:
     return RunningCap(str(options.rule), limit, **options.values())
 
 
-def row_limits(cap: RunningCap | None, rows: Sized, task_limit: int) -> np.ndarray | None:
+def row_limits(cap: RunningCap | None, rows: np.ndarray | RowSource, task_limit: int) -> np.ndarray | None:
     """Each row's episode limit under ``cap`` (None: no cap): the cap, except for the center row under a
     cap that cuts every episode (:attr:`RunningCap.cuts_every_episode`), which gets the task's own
     ``task_limit``. ``rows`` names its center row when it is a
@@ -109,8 +109,8 @@ def row_limits(cap: RunningCap | None, rows: Sized, task_limit: int) -> np.ndarr
     if cap is None:
         return None
     limits = np.full(len(rows), cap.cap, dtype=np.int64)
-    center = getattr(rows, "center", None)
-    if center is not None and cap.cuts_every_episode:
+    center = rows.center if cap.cuts_every_episode and isinstance(rows, RowSource) else None
+    if center is not None:
         limits[center] = task_limit
     return limits
 

@@ -35,7 +35,8 @@ comes from:
 - Swimmer-v5: SNES with the paper's defaults (Wierstra et al. 2014) on the bias-free linear policy
   of Mania et al. 2018, trained on episodes cut at 400 of the task's 1,000 steps (``episode_cap="fixed"``:
   a swimmer that moves well for 400 steps moves well for 1,000, and the cut episodes cost 40%); the
-  center row plays full episodes, so its return, the goal screen and the curve are the task's own. ARS's own V1 settings (1 direction) did not reach 325 in 1M steps here.
+  center row plays full episodes, so its return, the goal screen and the curve are the task's own.
+  ARS's own V1 settings (1 direction) did not reach 325 in 1M steps here.
 - Hopper-v5, HalfCheetah-v5: ARS V2-t, the settings of Mania et al. 2018 (table 9): linear policy,
   observation normalization from every episode; Hopper 8 directions, the best 4, step 0.01, noise
   0.025, its survival bonus removed during training (``reward_shift=-1``); HalfCheetah 32 directions,
@@ -77,7 +78,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 __all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
-           "training_reward_note", "training_changes", "missing_preset_note", "standard_goal", "goal_notes", "preset_of", "tuned_version"]
+           "training_reward_note", "training_changes", "missing_preset_note", "standard_goal", "goal_notes",
+           "preset_of", "tuned_version"]
 
 
 if TYPE_CHECKING:
@@ -189,7 +191,8 @@ PRESETS: dict[str, Preset] = {
         source="SNES (its defaults: population 13) on the linear policy of Mania et al. 2018, which has no bias "
                "(M x), trained on episodes cut at 400 of Swimmer's 1,000 steps (the center row plays full "
                "episodes, counted); chosen on tuning seeds 0-9 (10/10, 58k-145k steps; full episodes: 126k-266k; "
-               "cut at 300 steps: 8/10; at 500: 10/10, median 91k against 72.5k); with a bias, population 13 was 8/10 on seeds 100-109 and "
+               "cut at 300 steps: 8/10; at 500: 10/10, median 91k against 72.5k); with a bias, population 13 "
+               "was 8/10 on seeds 100-109 and "
                "population 26 needed 297k-513k steps on seeds 0-4; ARS V1 as RL Zoo's, bias-free from zero "
                "weights, 7/10 within 600k; 10/10 on seeds 100-109"),
     "Hopper-v5": _ars_mujoco({"popsize": 16, "top": 4, "sigma": 0.025, "lr": 0.01}, {"reward_shift": -1.0},

@@ -189,8 +189,8 @@ class BatchedRollouts:
 
         ``collect`` marks the rows that gather observation statistics; ``reference`` (float32
         policy inputs) is the VBN reference batch of this call; ``limit`` caps the episodes below
-        the task's own limit (an episode cap: one for all rows, or one per row); ``floor`` raises every reward below it to it
-        (a training episode's ``reward_floor``).
+        the task's own limit (an episode cap: one for all rows, or one per row); ``floor`` raises
+        every reward below it to it (a training episode's ``reward_floor``).
         """
         m, episodes = seeds.shape
         if reference is not None:
