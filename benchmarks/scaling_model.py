@@ -157,7 +157,9 @@ def lending_makespan(jobs: np.ndarray, cores: int, per_node: int, speeds: np.nda
     every queue empty, it backs up the running take that would end last, if it can end it sooner.
     ``speeds``: each node's speed (1 = nominal). Returns when the last row has a result."""
     n_nodes = len(speeds)
-    queues = [list(share) for share in np.array_split(np.arange(len(jobs)), n_nodes)]
+    # Each node's queue is a run of consecutive rows, [first, end): takes come off its front.
+    queues = [[int(share[0]) if len(share) else 0, int(share[-1]) + 1 if len(share) else 0]
+              for share in np.array_split(np.arange(len(jobs)), n_nodes)]
     speed = np.repeat(speeds, per_node)[:cores]
     node_of = np.repeat(np.arange(n_nodes), per_node)[:cores]
     free = [(0.0, core) for core in range(cores)]
@@ -166,23 +168,31 @@ def lending_makespan(jobs: np.ndarray, cores: int, per_node: int, speeds: np.nda
     work: list[float] = []
     running: dict[int, int] = {}  # core -> the take it runs
     backed: set[int] = set()
+    # The takes running and not backed up, latest first ((-finish, -take): max(late)'s order); an
+    # entry whose take has ended or been backed up is dropped when it comes to the top.
+    latest: list[tuple[float, int]] = []
+    queued = len(jobs)
     while free:
         now, core = heapq.heappop(free)
         running.pop(core, None)
         node = int(node_of[core])
-        source = node if queues[node] else max(range(n_nodes), key=lambda k: len(queues[k]))
-        queue = queues[source]
-        if queue:
-            take = max(1, len(queue) // (chunks * cores))
-            rows, queues[source] = queue[:take], queue[take:]
-            work.append(float(jobs[rows].sum()))
+        if queued:
+            source = node if queues[node][0] < queues[node][1] else \
+                max(range(n_nodes), key=lambda k: queues[k][1] - queues[k][0])
+            first, end = queues[source]
+            take = max(1, (end - first) // (chunks * cores))
+            queues[source][0] = first + take
+            queued -= take
+            work.append(float(jobs[first:first + take].sum()))
             finish.append(now + work[-1] / speed[core])
             running[core] = len(finish) - 1
+            heapq.heappush(latest, (-finish[-1], -running[core]))
             heapq.heappush(free, (finish[-1], core))
             continue
-        late = [(finish[t], t) for t in running.values() if t not in backed and finish[t] > now]
-        if late:  # no queued row anywhere: back up the take that would end last, if this core ends it sooner
-            end, t = max(late)
+        while latest and (-latest[0][1] in backed or -latest[0][0] <= now):
+            heapq.heappop(latest)  # backed up, or ended (a take ends when its finish comes, never later)
+        if latest:  # no queued row anywhere: back up the take that would end last, if this core ends it sooner
+            end, t = -latest[0][0], -latest[0][1]
             mine = now + work[t] / speed[core]
             if mine < end:
                 finish[t] = mine

@@ -39,3 +39,9 @@ def test_grid_holds_a_finished_run_at_its_last_value_and_leaves_the_start_empty(
     np.testing.assert_array_equal(rows[0][grid > 20], 3.0)  # run 1 stopped at 20 steps
     assert np.isnan(rows[0][0]) and np.isnan(rows[1][0])    # before each run's first generation
     assert rows[1][-1] == 8.0
+
+
+def test_the_y_label_says_how_many_episodes_a_center_point_is(curves):
+    assert curves.center_episodes("Pendulum-v1") == "mean of 5 training episodes"  # its preset plays 5
+    assert curves.center_episodes("CartPole-v1") == "one training episode"
+    assert curves.center_episodes("Pusher-v5") == "one training episode"  # no preset

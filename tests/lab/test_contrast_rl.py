@@ -353,3 +353,17 @@ def test_a_saved_report_reads_back_whole(monkeypatch):
     saved = json.loads(json.dumps(report.as_dict()))
     again = RLContrastReport.from_dict(saved)
     assert again == report and again.as_dict() == saved
+
+
+def test_a_table_of_several_tasks_names_the_task_of_each_task_s_own_note():
+    """Section 8a listed four "same step budget for both" lines and one reward-shift line without saying
+    whose: a note only some tasks' contrasts have is named by its task; one all have stays as it is."""
+    from blackbox.lab.contrast.rl_report import _notes
+
+    shared = "wall times are training only"
+    reports = [{"task": "Hopper-v5", "notes": [shared, "budget 7M", "shifted by -1", "race on steps: x"]},
+               {"task": "Hopper-v5", "notes": [shared, "budget 7M", "shifted by -1"]},
+               {"task": "Swimmer-v5", "notes": [shared, "budget 3M", "Swimmer-v5: cut at 400"]}]
+    assert _notes(reports) == ["Hopper-v5: budget 7M", "Hopper-v5: shifted by -1", "Swimmer-v5: budget 3M",
+                               "Swimmer-v5: cut at 400", shared]
+    assert _notes(reports[:2]) == ["budget 7M", "shifted by -1", shared]  # one task: nothing to tell apart

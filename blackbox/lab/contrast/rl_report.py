@@ -128,6 +128,22 @@ def _budget(stop: dict) -> str:
     return ", ".join(p for p in parts if p) or "-"
 
 
+def _notes(reports: list[dict]) -> list[str]:
+    """The contrasts' notes, once each: a note some tasks' contrasts have and others not (a step budget, a
+    reward shift) is named by its task; one every task's has is not."""
+    tasks = {r["task"] for r in reports}
+    having: dict[str, set[str]] = {}
+    for r in reports:
+        for note in r.get("notes", []):
+            if not note.startswith("race on "):
+                having.setdefault(note, set()).add(r["task"])
+    notes = set()
+    for note, where in having.items():
+        notes |= ({note} if where == tasks else
+                  {note if note.startswith(f"{task}:") else f"{task}: {note}" for task in where})
+    return sorted(notes)
+
+
 def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
     """A markdown table of contrast reports (``RLContrastReport.as_dict()``): one row per task, seed and
     baseline. A baseline stopped by a race and short of the goal shows what it had spent: more than that."""
@@ -154,7 +170,7 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
         lines.append(f"| {r['task']} | {seed} | {goal} | {es['method']}: {_cell(es['steps_to_goal'], es['time_to_goal'])} "
                      f"| {rl['method']}: {baseline} | {data} | {wall} | {best} | {budget} |")
     lines += ["", PAPER_QUOTE + "."]
-    notes = sorted({note for r in reports for note in r.get("notes", []) if not note.startswith("race on ")})
+    notes = _notes(reports)
     races = sorted({r["race"] for r in reports if r.get("race")})
     for race in races:
         notes.append(f"raced on {race}: the baseline stopped once it had used the {race} ES needed to reach the goal "

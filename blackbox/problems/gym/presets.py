@@ -10,7 +10,8 @@ give from the preset (``--no-preset`` turns this off), and records the resolved 
 Goals are the field's standard bars, never lowered (:func:`standard_goal`): Gymnasium's
 ``reward_threshold`` read from its registry; where Gymnasium has none, or where no published ES/ARS
 result reaches it on average, the threshold of Mania et al. 2018 (ARS), Table 1 (:data:`ARS_GOALS`),
-and the run also reports its best return against Gymnasium's bar. Classic-control and Box2D tasks
+and the run also reports its best return against Gymnasium's bar; Pendulum-v1, which neither gives a
+bar, the customary -200 (:data:`CUSTOMARY_GOALS`). Classic-control and Box2D tasks
 confirm the goal over Gymnasium's customary 100 fresh episodes, MuJoCo tasks over 10 (an episode
 there is 1,000 steps of a costlier simulator). A Box-action task without a preset gets ARS V2-t
 with a linear policy and observation normalization (:data:`BOX_DEFAULT`), and so does another
@@ -77,7 +78,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-__all__ = ["PRESETS", "Preset", "ARS_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
+__all__ = ["PRESETS", "Preset", "ARS_GOALS", "CUSTOMARY_GOALS", "BOX_DEFAULT", "recommended", "recommended_strategy", "training_shift",
            "training_reward_note", "training_changes", "missing_preset_note", "standard_goal", "goal_notes",
            "preset_of", "tuned_version"]
 
@@ -105,10 +106,13 @@ class Preset:
 
 
 #: Mania et al. 2018 (ARS), Table 1 thresholds, for tasks where Gymnasium has no ``reward_threshold``
-#: or no published ES/ARS result reaches it on average; Pendulum-v1: the customary -200.
+#: or no published ES/ARS result reaches it on average.
 ARS_GOALS: dict[str, float] = {"Swimmer-v5": 325.0, "Hopper-v5": 3120.0, "Walker2d-v5": 4390.0, "Ant-v5": 3580.0,
-                               "Humanoid-v5": 6000.0, "Pendulum-v1": -200.0}
+                               "Humanoid-v5": 6000.0}
 ARS_SOURCE = "Mania et al. 2018 (ARS), Table 1"
+#: Goals of tasks that neither Gymnasium nor the ARS paper gives one: Pendulum-v1's customary -200.
+CUSTOMARY_GOALS: dict[str, float] = {"Pendulum-v1": -200.0}
+CUSTOMARY_SOURCE = "the customary bar: Gymnasium and the ARS paper give none"
 
 
 _PAPER: Options = {"sigma": 0.02, "lr": 0.01, "weight_decay": 0.005}
@@ -292,10 +296,13 @@ def preset_of(env: str) -> Preset | None:
 def standard_goal(env: str) -> tuple[float | None, str]:
     """The task's standard goal and where it comes from (``(None, "")`` where there is none).
 
-    ARS_GOALS for the tasks listed there, else Gymnasium's ``reward_threshold`` read from its registry.
+    ARS_GOALS for the tasks listed there, CUSTOMARY_GOALS for those, else Gymnasium's ``reward_threshold``
+    read from its registry.
     """
     if env in ARS_GOALS:
         return ARS_GOALS[env], ARS_SOURCE
+    if env in CUSTOMARY_GOALS:
+        return CUSTOMARY_GOALS[env], CUSTOMARY_SOURCE
     spec = _registry_spec(env)
     threshold = None if spec is None else spec.reward_threshold
     return (None, "") if threshold is None else (float(threshold), "Gymnasium's reward_threshold")

@@ -11,6 +11,7 @@ from blackbox.cli import main  # noqa: E402
 from blackbox.problems.gym.presets import (  # noqa: E402
     ARS_GOALS,
     BOX_DEFAULT,
+    CUSTOMARY_GOALS,
     PRESETS,
     goal_notes,
     preset_of,
@@ -44,6 +45,8 @@ def test_goals_are_read_from_the_registry_unless_the_ars_paper_gives_them(task):
     goal, source = standard_goal(task)
     if task in ARS_GOALS:
         assert (goal, source) == (ARS_GOALS[task], "Mania et al. 2018 (ARS), Table 1")
+    elif task in CUSTOMARY_GOALS:
+        assert (goal, source) == (CUSTOMARY_GOALS[task], "the customary bar: Gymnasium and the ARS paper give none")
     else:
         try:
             threshold = gym.spec(task).reward_threshold
