@@ -22,6 +22,7 @@ def jax_tasks():
         sys.path.remove(str(ROOT / "benchmarks"))
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 def test_contenders_run_and_the_table_counts_unsolved_runs(jax_tasks):
     pytest.importorskip("evosax", reason="needs evosax (the bench extra)")
     tiny = jax_tasks.Task("CartPole-v1", goal=1e9, popsize=8, sigma=0.1, lr=0.1, episodes=1, shared=False,

@@ -30,6 +30,7 @@ def measured(model, monkeypatch):
     return ["--inputs", str(ROOT / "benchmarks" / "scaling_inputs.json")]
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 def test_json_rows_cover_both_designs_every_size_and_length(model, measured, capsys):
     model.main(["--json", "--trials", "2"])
     rows = json.loads(capsys.readouterr().out)["rows"]

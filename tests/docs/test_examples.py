@@ -118,6 +118,7 @@ def test_cyclic_mdp_comparison(tmp_path):
     assert "blackbox/CyclicMDP-v0" in config and "state_dependent = true" in config
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 @needs("problem", "gym", "the frame-skip experiment needs gym:Acrobot-v1")
 def test_frame_skip_experiment(tmp_path):
     out = tmp_path / "frame_skip"

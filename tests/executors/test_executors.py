@@ -299,6 +299,7 @@ def test_unpicklable_problem_is_a_config_error(make):
     executor.close()
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 @pytest.mark.parametrize("on_timeout", ["error", "worst"])
 def test_hung_rows_are_killed_and_handled(on_timeout, tmp_path):
     params = np.zeros((8, 2))

@@ -51,6 +51,7 @@ def site(tmp_path, monkeypatch):
         yield tmp_path
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 def test_list_survives_plugins_that_hang_or_end_the_process_at_import(site, capsys):
     started = time.monotonic()
     assert main(["list", "--json"]) == 0

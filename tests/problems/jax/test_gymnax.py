@@ -274,6 +274,7 @@ def test_hidden_that_is_not_a_size_or_a_list_is_one_line():
 
 
 # -- unrolled loop bodies ------------------------------------------------------------------------
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 def test_unrolled_loops_give_the_returns_of_one_step_per_pass():
     """k steps per pass of the while loop: the steps after an episode's end are masked, so returns and
     lengths are those of k = 1, bit for bit on this CPU backend (XLA promises no fusion across bodies:
@@ -424,6 +425,7 @@ def test_a_bad_init_is_one_line():
                                 "object starts from its own initial_params(rng): leave init unset")
 
 
+@pytest.mark.slow  # over 8 s: the default run stays under 10 minutes; CI runs -m slow
 def test_the_breakout_preset_confirms_its_goal_on_a_fresh_seed(tmp_path, capsys):
     """The preset (a linear policy with observation normalization) on fresh seed 102: goal 10 confirmed over 20
     fresh episodes, as the preset's measurement says (202 generations there, about 15 s). The bound is the worst of
