@@ -408,6 +408,7 @@ class RayExecutor(Executor):
                 continue
             except ray.exceptions.RayError:  # it died before answering: its node may be gone
                 self._restore_budget(node_id)
+                self.stats.worker_failures += 1  # an aggregator that died (docs/cluster.md), admitted or not
                 continue
             if self._replica_ref is not None:
                 actor.load_replica.remote(self._replica_ref)
