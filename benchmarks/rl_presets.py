@@ -226,9 +226,13 @@ def seed_range(text: str) -> list[int]:
             if last < first:
                 raise ValueError
             return list(range(first, last + 1))
-        return list(range(int(text)))
+        count = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--seeds must be N or FIRST-LAST such as 100-109, got {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"--seeds {text} names no seed: N counts seeds 0..N-1, so it must be at "
+                                         f"least 1; for seed 0 alone give 0-0")
+    return list(range(count))
 
 
 def _commit() -> str:

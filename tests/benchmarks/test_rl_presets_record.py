@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+
+import pytest
 
 from tests.helpers import benchmark_module
 
@@ -21,3 +24,16 @@ def test_a_rows_load_spans_the_load_before_and_after_each_trial(tmp_path):
     assert row["trials"]["102"] == {"solved": True, "steps": 10_380_084, "wall": 2107.4, "best_center": 3437.8}
     curves = json.loads((tmp_path / "results-curves.json").read_text())
     assert curves["Walker2d-v5"] == {"commit": "465da54", "seeds": {"102": [[1000, 2.0]], "103": [[1000, 2.0]]}}
+
+
+def test_seeds_name_a_range_or_a_count_and_a_count_of_none_is_one_line():
+    presets = benchmark_module("rl_presets")
+    assert presets.seed_range("100-102") == [100, 101, 102]
+    assert presets.seed_range("0-0") == [0]
+    assert presets.seed_range("3") == [0, 1, 2]
+    with pytest.raises(argparse.ArgumentTypeError) as error:
+        presets.seed_range("0")
+    assert str(error.value) == ("--seeds 0 names no seed: N counts seeds 0..N-1, so it must be at least 1; for seed 0 "
+                                "alone give 0-0")
+    with pytest.raises(argparse.ArgumentTypeError, match="--seeds must be N or FIRST-LAST such as 100-109, got '5-2'"):
+        presets.seed_range("5-2")

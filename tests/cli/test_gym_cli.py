@@ -144,8 +144,14 @@ def test_a_preset_picks_its_strategy_when_none_is_named(tmp_path, capsys):
     out = tmp_path / "hopper"
     assert main(["run", "--problem", "gym:Hopper-v5", "--generations", "1", "--out", str(out), "--quiet"]) == 0
     config = (out / "config.toml").read_text()
-    assert 'name = "ars"' in config and "popsize = 16" in config and "top = 4" in config
+    assert 'name = "snes"' in config and "sigma = 0.1" in config and "popsize" not in config
     assert 'policy = "linear"' in config and "reward_shift = -1.0" in config and "goal = 3120.0" in config
+    ars = tmp_path / "ars"
+    assert main(["run", "--problem", "gym:Hopper-v5", "--strategy", "ars", "--generations", "1",
+                 "--out", str(ars), "--quiet"]) == 0
+    config = (ars / "config.toml").read_text()
+    assert 'name = "ars"' in config and "popsize = 16" in config and "top = 4" in config
+    assert 'policy = "linear"' in config and "reward_shift = -1.0" in config
     named = tmp_path / "named"
     assert main(["run", "--problem", "gym:Hopper-v5", "--strategy", "openai-es", "--generations", "1",
                  "--out", str(named), "--quiet"]) == 0
@@ -154,21 +160,21 @@ def test_a_preset_picks_its_strategy_when_none_is_named(tmp_path, capsys):
     options = tmp_path / "options"
     assert main(["run", "--problem", "gym:Hopper-v5", "--set", "popsize=8", "--generations", "1",
                  "--out", str(options), "--quiet"]) == 0
-    assert 'name = "ars"' in (options / "config.toml").read_text()
+    assert 'name = "snes"' in (options / "config.toml").read_text()
     assert "popsize = 8" in (options / "config.toml").read_text()
 
 
 def test_an_option_the_chosen_strategy_lacks_says_which_strategy_the_preset_chose(tmp_path, capsys):
     pytest.importorskip("mujoco")
-    assert main(["run", "--problem", "gym:Hopper-v5", "--set", "weight_decay=0", "--generations", "1",
+    assert main(["run", "--problem", "gym:HalfCheetah-v5", "--set", "weight_decay=0", "--generations", "1",
                  "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.startswith(
         "blackbox run: error: --set weight_decay: unknown key 'weight_decay' in [strategy]: strategy 'ars' has no "
         "option 'weight_decay'. Did you mean 'sigma_decay'?")
-    assert main(["run", "--problem", "gym:Hopper-v5", "--set", "weight_decay=0", "--generations", "1",
+    assert main(["run", "--problem", "gym:HalfCheetah-v5", "--set", "weight_decay=0", "--generations", "1",
                  "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.rstrip().endswith(
-        "(the preset of gym:Hopper-v5 runs strategy 'ars' when none is named; name one with --strategy, "
+        "(the preset of gym:HalfCheetah-v5 runs strategy 'ars' when none is named; name one with --strategy, "
         "e.g. --strategy openai-es)")
 
 
