@@ -15,6 +15,9 @@ settings), ``--ars-preset TASK`` ``blackbox contrast rl TASK --baseline ars --es
 to tell which needed fewer). ``--race-ppo`` races PPO on wall time the same way. ``--seeds`` runs each
 contrast on each seed; ``--out`` keeps each contrast's ``contrast-rl.json`` and plot. ``--section`` writes
 the table as ``benchmarks/run_all.py``'s contrast-rl section, from which BENCHMARKS.md is assembled.
+``--from`` reads contrasts' own ``contrast-rl.json`` files or saved sections, or both. Below the table, a
+task run on several seeds gets one line over them (``seed_summary``): how often each side reached the goal,
+on how many seeds ES needed no more steps and, unraced, both medians and the probability of improvement.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from _common import machine, version  # noqa: E402
 
+from blackbox.lab.contrast.rl_report import seed_summary  # noqa: E402
+
 
 def _loads(reports: list[dict]) -> str:
     """The runs' own 1-minute load averages, highest first (as run_all reads a section's load)."""
@@ -46,6 +51,24 @@ def _seeds(text: str) -> list[int]:
     """``N`` (one seed) or ``A-B`` (A to B inclusive)."""
     first, _, last = text.partition("-")
     return list(range(int(first), int(last or first) + 1))
+
+
+def _read_saved(paths: list[Path]) -> tuple[list[dict], list[str], list[str]]:
+    """The reports of saved contrasts, when each was measured and its plot's name. A path is a contrast's
+    own ``contrast-rl.json`` (its plot named after its folder) or a section this script wrote (its reports
+    and date; each plot named after the task, baseline and seed), so a table can pool both."""
+    reports, dates, names = [], [], []
+    for path in paths:
+        saved = json.loads(path.read_text())
+        if saved.get("section") == "contrast-rl":
+            reports += saved["data"]["reports"]
+            dates.append(saved["date"])
+            names += [f"{r['task']}-{r.get('baseline', 'rl')}-{r.get('seed', 0)}.png" for r in saved["data"]["reports"]]
+        else:
+            reports.append(saved)
+            dates.append(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime)))
+            names.append(f"{path.parent.name}.png")  # the contrast's own folder name: one plot each
+    return reports, dates, names
 
 
 def main(argv=None) -> int:
@@ -69,8 +92,7 @@ def main(argv=None) -> int:
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     started = time.perf_counter()
     if args.saved:
-        reports = [json.loads(path.read_text()) for path in args.saved]
-        dates = [time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(path.stat().st_mtime)) for path in args.saved]
+        reports, dates, names = _read_saved(args.saved)
     else:
         from blackbox.cli.run import run_config_from_flags as read
         from blackbox.lab.contrast.rl import run_rl_contrast
@@ -98,6 +120,10 @@ def main(argv=None) -> int:
                     write_json(out / "contrast-rl.json", report.as_dict())
         dates = [time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())]
     body = run_all.contrast_rl_body(reports, args.max_time)
+    summary = seed_summary(reports)
+    if summary:
+        body["markdown"] += "\n\nOver the seeds (a miss counts as needing more than any reach):\n" + "\n".join(
+            f"- {line}" for line in summary)
     print(body["markdown"])
     if args.section:
         record = {"section": "contrast-rl", "title": run_all.TITLES["contrast-rl"], "quick": False,
@@ -114,9 +140,8 @@ def main(argv=None) -> int:
         from blackbox.lab.contrast.rl import RLContrastReport
         from blackbox.lab.contrast.rl_report import plot_rl_contrast
 
-        for path, report in zip(args.saved or [], reports):
+        for name, report in zip(names if args.saved else [], reports):
             # Drawn again from the saved report, so every plot follows the current plotting code.
-            name = f"{path.parent.name}.png"  # the contrast's own folder name: one plot each
             plot_rl_contrast(RLContrastReport.from_dict(report), args.section.parent / name)
             plots.append(name)
         record["plots"] = plots

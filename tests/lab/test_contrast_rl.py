@@ -367,3 +367,49 @@ def test_a_table_of_several_tasks_names_the_task_of_each_task_s_own_note():
     assert _notes(reports) == ["Hopper-v5: budget 7M", "Hopper-v5: shifted by -1", "Swimmer-v5: budget 3M",
                                "Swimmer-v5: cut at 400", shared]
     assert _notes(reports[:2]) == ["budget 7M", "shifted by -1", shared]  # one task: nothing to tell apart
+
+
+def _seed_report(task, seed, es_steps, rl_steps, race=None, method="ARS (Stable-Baselines3, sb3-contrib)",
+                 es_time=None, rl_time=None):
+    return {"task": task, "seed": seed, "race": race,
+            "es": {"method": "blackbox snes (preset)", "steps_to_goal": es_steps, "time_to_goal": es_time},
+            "rl": {"method": method, "steps_to_goal": rl_steps, "time_to_goal": rl_time}}
+
+
+def test_the_seed_summary_compares_the_distributions_over_the_seeds():
+    """Which of two stochastic methods needs fewer steps on one seed is partly chance: over several seeds the
+    summary counts each side's reaches and per-seed wins, and unraced gives both medians and the probability
+    of improvement over every pair of seeds, a miss needing more than any reach and two misses a tie."""
+    from blackbox.lab.contrast.rl_report import seed_summary
+
+    reports = [_seed_report("Hopper-v5", 102, None, 50), _seed_report("Hopper-v5", 100, 100, 150),
+               _seed_report("Hopper-v5", 101, 200, None)]
+    # ES 100, 200, miss against 150, miss, 50: pairs won 2 + 1 + 0.5 (miss against miss) of 9 = 0.39.
+    line, = seed_summary(reports)
+    assert line.startswith("Hopper-v5, seeds 100-102: ES reached the goal on 2/3, ARS on 2/3; ES needed no more "
+                           "steps on 2 of 3 seeds; median steps 200 against 150; probability of improvement "
+                           "(ES fewer steps) 0.39 [95% CI ")
+    low, high = (float(v) for v in line[line.index("CI ") + 3:-1].split("-"))
+    assert 0.0 <= low <= 0.39 <= high <= 1.0
+    assert seed_summary(reports) == [line]  # the bootstrap draws from a fixed stream
+    better = [_seed_report("Swimmer-v5", s, 10 + s, 1_000 + s) for s in (4, 6)]
+    assert seed_summary(better) == ["Swimmer-v5, seeds 4, 6: ES reached the goal on 2/2, ARS on 2/2; ES needed no "
+                                    "more steps on 2 of 2 seeds; median steps 15 against 1,005; probability of "
+                                    "improvement (ES fewer steps) 1.00 [95% CI 1.00-1.00]"]
+    assert seed_summary(reports[:1]) == []  # one seed: nothing over seeds to say
+
+
+def test_the_seed_summary_of_a_race_counts_a_stopped_baseline_as_needing_more():
+    from blackbox.lab.contrast.rl_report import _median, seed_summary
+
+    steps = [_seed_report("HalfCheetah-v5", 100, 6_565_000, None, race="steps"),
+             _seed_report("HalfCheetah-v5", 101, 3_900_000, 2_330_000, race="steps")]
+    assert seed_summary(steps) == ["HalfCheetah-v5, seeds 100-101: ES reached the goal on 2/2, ARS on 1/2 by ES's "
+                                   "steps (raced); ES needed no more steps on 1 of 2 seeds"]
+    time = [_seed_report("Pendulum-v1", s, 800_000, rl, race="time", method="PPO (Stable-Baselines3)", es_time=8.5,
+                         rl_time=t) for s, rl, t in ((100, None, None), (101, 28_676, 12.3))]
+    assert seed_summary(time) == ["Pendulum-v1, seeds 100-101: ES reached the goal on 2/2, PPO on 1/2 by ES's wall "
+                                  "time (raced); ES needed no more wall time on 2 of 2 seeds"]
+    inf = float("inf")
+    assert [_median([1.0, 3.0, inf, inf]), _median([1.0, inf]), _median([inf, inf, 2.0])] == \
+        ["more than 3", "more than 1", "not reached"]
