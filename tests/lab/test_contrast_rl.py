@@ -405,11 +405,13 @@ def test_the_seed_summary_of_a_race_counts_a_stopped_baseline_as_needing_more():
     steps = [_seed_report("HalfCheetah-v5", 100, 6_565_000, None, race="steps"),
              _seed_report("HalfCheetah-v5", 101, 3_900_000, 2_330_000, race="steps")]
     assert seed_summary(steps) == ["HalfCheetah-v5, seeds 100-101: ES reached the goal on 2/2, ARS on 1/2 by ES's "
-                                   "steps (raced); ES needed no more steps on 1 of 2 seeds"]
+                                   "steps (raced); ES needed no more steps on 1 of 2 seeds; the seeds estimate the "
+                                   "probability of improvement (ES fewer steps) at 0.50 [95% Wilson CI 0.09-0.91]"]
     time = [_seed_report("Pendulum-v1", s, 800_000, rl, race="time", method="PPO (Stable-Baselines3)", es_time=8.5,
                          rl_time=t) for s, rl, t in ((100, None, None), (101, 28_676, 12.3))]
     assert seed_summary(time) == ["Pendulum-v1, seeds 100-101: ES reached the goal on 2/2, PPO on 1/2 by ES's wall "
-                                  "time (raced); ES needed no more wall time on 2 of 2 seeds"]
+                                  "time (raced); ES needed no more wall time on 2 of 2 seeds; the seeds estimate the "
+                                  "probability of improvement (ES less wall time) at 1.00 [95% Wilson CI 0.34-1.00]"]
     inf = float("inf")
     assert [_median([1.0, 3.0, inf, inf]), _median([1.0, inf]), _median([inf, inf, 2.0])] == \
         ["more than 3", "more than 1", "not reached"]

@@ -190,7 +190,8 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
     ran unraced (to the goal or its budget), each side's median steps and the probability of improvement:
     the chance that ES needs fewer steps than the baseline on a seed, ``P(X < Y) + P(X = Y) / 2`` over every
     pair of seeds (Agarwal et al. 2021), with a 95% bootstrap interval over the seeds (``resamples`` draws
-    from a fixed stream: the same reports give the same line). A side that missed the goal counts as
+    from a fixed stream: the same reports give the same line); raced, the share of seeds ES won estimates
+    that probability, with a Wilson interval. A side that missed the goal counts as
     needing more than any that reached it; in a race the baseline stopped at ES's steps or time, so one
     short of the goal needed more.
 
@@ -208,7 +209,7 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
         group = sorted(group, key=lambda r: r.get("seed") or 0)
         n = len(group)
         races = {r.get("race") for r in group}
-        key, unit = ("time_to_goal", "wall time") if "time" in races else ("steps_to_goal", "steps")
+        key, unit, less = ("time_to_goal", "wall time", "less") if "time" in races else ("steps_to_goal", "steps", "fewer")
         es = [_or_inf(r["es"][key]) for r in group]
         rl = [_or_inf(r["rl"][key]) for r in group]
         wins = sum(1 for x, y in zip(es, rl) if x < math.inf and x <= y)
@@ -218,7 +219,13 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
         line = (f"{task}, seeds {_seed_range([r.get('seed') for r in group])}: ES reached the goal on "
                 f"{sum(x < math.inf for x in es)}/{n}, {name} on {sum(y < math.inf for y in rl)}/{n}{by}; "
                 f"ES needed no more {unit} on {wins} of {n} seeds")
-        if not raced:
+        if raced:
+            # Each seed is one independent draw of each method: the share of seeds won estimates the
+            # probability of improvement as well, with a binomial (Wilson) interval.
+            low, high = _wilson(wins, n)
+            line += (f"; the seeds estimate the probability of improvement (ES {less} {unit}) at {wins / n:.2f} "
+                     f"[95% Wilson CI {low:.2f}-{high:.2f}]")
+        else:
             x, y = np.array(es), np.array(rl)
             point = _improvement(x[:, None], y[:, None])[0]
             rng = np.random.default_rng(0)
@@ -228,6 +235,14 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
                      f"(ES fewer steps) {point:.2f} [95% CI {low:.2f}-{high:.2f}]")
         lines.append(line)
     return lines
+
+
+def _wilson(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval of a binomial share (95% at the default ``z``)."""
+    share = successes / trials
+    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _or_inf(steps: int | None) -> float:
