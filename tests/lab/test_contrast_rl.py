@@ -412,6 +412,8 @@ def test_the_seed_summary_of_a_race_counts_a_stopped_baseline_as_needing_more():
     assert seed_summary(time) == ["Pendulum-v1, seeds 100-101: ES reached the goal on 2/2, PPO on 1/2 by ES's wall "
                                   "time (raced); ES needed no more wall time on 2 of 2 seeds; the seeds estimate the "
                                   "probability of improvement (ES less wall time) at 1.00 [95% Wilson CI 0.34-1.00]"]
+    unraced = [_seed_report("HalfCheetah-v5", 100, 6_565_000, 7_000_000)]
+    assert seed_summary(steps + unraced) == seed_summary(steps)  # a race and an unraced run are not pooled
     inf = float("inf")
     assert [_median([1.0, 3.0, inf, inf]), _median([1.0, inf]), _median([inf, inf, 2.0])] == \
         ["more than 3", "more than 1", "not reached"]

@@ -185,7 +185,7 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
 
 
 def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
-    """One line per task and baseline run on two or more seeds: how often each side reached the goal, on
+    """One line per task, baseline and race (or none) run on two or more seeds: how often each side reached the goal, on
     how many seeds ES needed no more steps (no more wall time, in a race on time) and, when the baseline
     ran unraced (to the goal or its budget), each side's median steps and the probability of improvement:
     the chance that ES needs fewer steps than the baseline on a seed, ``P(X < Y) + P(X = Y) / 2`` over every
@@ -199,11 +199,11 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
     steps on a seed is partly chance; the distributions over the same seeds are what compare."""
     import numpy as np
 
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in reports:
-        groups.setdefault((r["task"], r["rl"]["method"]), []).append(r)
+    groups: dict[tuple[str, str, str | None], list[dict]] = {}
+    for r in reports:  # a race and an unraced run of one task are told apart: they answer different questions
+        groups.setdefault((r["task"], r["rl"]["method"], r.get("race")), []).append(r)
     lines = []
-    for (task, method), group in groups.items():
+    for (task, method, _), group in groups.items():
         if len(group) < 2:
             continue
         group = sorted(group, key=lambda r: r.get("seed") or 0)
