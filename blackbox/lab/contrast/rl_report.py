@@ -185,15 +185,15 @@ def contrast_markdown(reports: list[dict], seconds: float | None = None) -> str:
 
 
 def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
-    """One line per task, baseline and race (or none) run on two or more seeds: how often each side reached the goal, on
-    how many seeds ES needed no more steps (no more wall time, in a race on time) and, when the baseline
-    ran unraced (to the goal or its budget), each side's median steps and the probability of improvement:
-    the chance that ES needs fewer steps than the baseline on a seed, ``P(X < Y) + P(X = Y) / 2`` over every
-    pair of seeds (Agarwal et al. 2021), with a 95% bootstrap interval over the seeds (``resamples`` draws
-    from a fixed stream: the same reports give the same line); raced, the share of seeds ES won estimates
-    that probability, with a Wilson interval. A side that missed the goal counts as
-    needing more than any that reached it; in a race the baseline stopped at ES's steps or time, so one
-    short of the goal needed more.
+    """One line per task, baseline and race (or none) run on two or more seeds: how often each side reached
+    the goal, on how many seeds ES needed no more steps (no more wall time, in a race on time) and, when the
+    baseline ran unraced (to the goal or its budget), each side's median steps and the probability of
+    improvement: the chance that ES needs fewer steps than the baseline on a seed, ``P(X < Y) + P(X = Y) / 2``
+    over every pair of seeds (Agarwal et al. 2021), with a 95% bootstrap interval over the seeds
+    (``resamples`` draws from a fixed stream: the same reports give the same line). Raced, the share of seeds
+    ES won estimates that probability, with a Wilson interval. A side that missed the goal counts as needing
+    more than any that reached it; in a race the baseline stopped at ES's steps or time, so one short of the
+    goal needed more.
 
     Why: two different stochastic methods on one seed are two independent draws, so which needs fewer
     steps on a seed is partly chance; the distributions over the same seeds are what compare."""
