@@ -34,18 +34,18 @@ def memory_floor(values: int, repeats: int = 3) -> float:
 
 
 def version(module: str) -> str:
-    """Installed version of ``module`` or 'not installed'."""
+    """Installed version of ``module`` or 'not installed'. Read from the distribution's metadata when it
+    goes by the module's name, without importing it: an import can change the process (rl_zoo3's replaces
+    gymnasium's TimeLimit for every environment made after it)."""
+    try:
+        return importlib.metadata.version(module)
+    except importlib.metadata.PackageNotFoundError:
+        pass
     try:
         mod = importlib.import_module(module)
     except Exception:  # noqa: BLE001
         return "not installed"
-    found = getattr(mod, "__version__", None)
-    if found is None:
-        try:
-            found = importlib.metadata.version(module)
-        except importlib.metadata.PackageNotFoundError:
-            found = "?"
-    return str(found)
+    return str(getattr(mod, "__version__", None) or "?")
 
 
 def machine() -> str:

@@ -43,3 +43,18 @@ def test_from_pools_a_saved_section_with_a_contrasts_own_file(script, tmp_path, 
     pooled = json.loads((tmp_path / "pooled.json").read_text())
     assert pooled["markdown"] in out and len(pooled["plots"]) == 3
     assert all((tmp_path / name).is_file() for name in pooled["plots"])
+
+
+def test_reading_a_version_imports_nothing():
+    """A section's versions were read by importing each package; importing rl_zoo3 replaced gymnasium's
+    TimeLimit for the rest of the process, and the gym tests that ran after failed. Metadata comes first."""
+    import importlib.metadata
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("rl_zoo3") is None:  # not importorskip: importing it is what must not happen
+        pytest.skip("needs rl_zoo3 (the rl extra)")
+    code = ("import sys; sys.path.insert(0, 'benchmarks'); from _common import version; "
+            "print(version('rl_zoo3'), version('no_such_package_here'), 'rl_zoo3' in sys.modules, sep='|')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip().split("|") == [importlib.metadata.version("rl_zoo3"), "not installed", "False"]
