@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
 __all__ = ["bootstrap_mean", "bootstrap_band", "carry_forward", "first_reach", "median_or_inf",
-           "mean_curve", "progress_ratio_table"]
+           "mean_curve", "progress_ratio_table", "probability_of_improvement", "wilson_interval"]
 
 
 def bootstrap_mean(values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000,
@@ -46,6 +47,37 @@ def bootstrap_band(matrix: np.ndarray, confidence: float = 0.95, resamples: int 
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
     return mean, low, high
+
+
+def probability_of_improvement(x: Sequence[float], y: Sequence[float], confidence: float = 0.95,
+                               resamples: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """``P(X < Y) + P(X = Y) / 2`` over every pair of ``x`` and ``y`` (Agarwal et al. 2021: the chance that a
+    run of X is below one of Y, so for steps to a goal, that X needs fewer), with a percentile-bootstrap
+    interval that resamples each side's runs. inf (never reached) compares as more than any number, equal
+    to inf."""
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+
+    def improvement(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # one column per draw
+        return np.asarray((a[:, None, :] < b[None, :, :]).mean(axis=(0, 1))
+                          + (a[:, None, :] == b[None, :, :]).mean(axis=(0, 1)) / 2)
+
+    point = float(improvement(xs[:, None], ys[:, None])[0])
+    rng = np.random.default_rng(seed)
+    draws = improvement(xs[rng.integers(0, len(xs), (len(xs), resamples))],
+                        ys[rng.integers(0, len(ys), (len(ys), resamples))])
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
+    return point, float(low), float(high)
+
+
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial share ``successes / trials``: sound for few trials and for
+    shares of 0 or 1, where the normal approximation's interval is not."""
+    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
+    share = successes / trials
+    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def carry_forward(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:

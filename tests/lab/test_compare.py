@@ -345,3 +345,22 @@ def test_the_terminal_shows_each_ranking_with_its_rule_and_a_rerun_shows_no_empt
     again = capsys.readouterr()
     assert again.err == "experiment tiny: all 8 runs are finished; nothing to run, the report is rebuilt from them\n"
     assert "0/0" not in again.err and again.out == printed
+
+
+def test_probability_of_improvement_counts_every_pair_and_a_miss_against_a_miss_half():
+    from blackbox.lab.stats import probability_of_improvement
+
+    inf = float("inf")
+    point, low, high = probability_of_improvement([100, 200, inf], [150, inf, 50])
+    assert point == pytest.approx(3.5 / 9) and 0.0 <= low <= point <= high <= 1.0
+    assert probability_of_improvement([100, 200, inf], [150, inf, 50]) == (point, low, high)  # a fixed stream
+    assert probability_of_improvement([1, 2], [5, 6]) == (1.0, 1.0, 1.0)
+    assert probability_of_improvement([5, 6], [1, 2]) == (0.0, 0.0, 0.0)
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    from blackbox.lab.stats import wilson_interval
+
+    assert wilson_interval(1, 2) == pytest.approx((0.0945, 0.9055), abs=5e-5)
+    assert wilson_interval(8, 10) == pytest.approx((0.4902, 0.9433), abs=5e-5)
+    assert wilson_interval(0, 4)[0] == 0.0 and wilson_interval(5, 5)[1] == 1.0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...errors import ConfigError
 from ...files import atomic_write
+from ..stats import median_or_inf, probability_of_improvement, wilson_interval
 from .rl import PAPER_DATA, PAPER_QUOTE, RLContrastReport
 from .sb3 import RLCurve
 
@@ -197,8 +198,6 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
 
     Why: two different stochastic methods on one seed are two independent draws, so which needs fewer
     steps on a seed is partly chance; the distributions over the same seeds are what compare."""
-    import numpy as np
-
     groups: dict[tuple[str, str, str | None], list[dict]] = {}
     for r in reports:  # a race and an unraced run of one task are told apart: they answer different questions
         groups.setdefault((r["task"], r["rl"]["method"], r.get("race")), []).append(r)
@@ -222,51 +221,29 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
         if raced:
             # Each seed is one independent draw of each method: the share of seeds won estimates the
             # probability of improvement as well, with a binomial (Wilson) interval.
-            low, high = _wilson(wins, n)
+            low, high = wilson_interval(wins, n)
             line += (f"; the seeds estimate the probability of improvement (ES {less} {unit}) at {wins / n:.2f} "
                      f"[95% Wilson CI {low:.2f}-{high:.2f}]")
         else:
-            x, y = np.array(es), np.array(rl)
-            point = _improvement(x[:, None], y[:, None])[0]
-            rng = np.random.default_rng(0)
-            draws = _improvement(x[rng.integers(0, n, (n, resamples))], y[rng.integers(0, n, (n, resamples))])
-            low, high = np.quantile(draws, [0.025, 0.975])
+            point, low, high = probability_of_improvement(es, rl, resamples=resamples)
             line += (f"; median steps {_median(es)} against {_median(rl)}; probability of improvement "
                      f"(ES fewer steps) {point:.2f} [95% CI {low:.2f}-{high:.2f}]")
         lines.append(line)
     return lines
 
 
-def _wilson(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval of a binomial share (95% at the default ``z``)."""
-    share = successes / trials
-    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def _or_inf(steps: int | None) -> float:
     return math.inf if steps is None else float(steps)
 
 
-def _improvement(x, y):
-    """``P(X < Y) + P(X = Y) / 2`` over every pair, per column (one column a bootstrap draw)."""
-    import numpy as np
-
-    less = (x[:, None, :] < y[None, :, :]).mean(axis=(0, 1))
-    equal = (x[:, None, :] == y[None, :, :]).mean(axis=(0, 1))
-    return np.asarray(less + equal / 2)
-
-
 def _median(values: list[float]) -> str:
-    """The median of steps to the goal; a miss counts as more than any reach, so a median that falls on a
-    miss reads "not reached"."""
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    pair = ordered[middle - 1:middle + 1] if len(ordered) % 2 == 0 else [ordered[middle]]
-    if any(v == math.inf for v in pair):
-        return "not reached" if pair[0] == math.inf else f"more than {pair[0]:,.0f}"
-    return f"{sum(pair) / len(pair):,.0f}"
+    """The median of steps to the goal (``median_or_inf``: a miss counts as more than any reach); one that
+    falls on a miss reads "more than" the reach below it, or "not reached"."""
+    median = median_or_inf(values)
+    if median < math.inf:
+        return f"{median:,.0f}"
+    below = sorted(values)[(len(values) - 1) // 2]
+    return "not reached" if below == math.inf else f"more than {below:,.0f}"
 
 
 def _seed_range(seeds: list) -> str:
