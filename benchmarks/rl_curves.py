@@ -12,7 +12,7 @@ goal is confirmed on fresh episodes; after that its curve keeps its last value, 
 the first stops is that of finished and running seeds together. The training return is one noisy
 episode, or the mean of the preset's ``episodes`` (Pendulum's 5); Hopper's has the survival bonus
 removed when the preset trains with ``reward_shift``, BipedalWalker's falls count -1 with
-``reward_floor``; under ``episode_cap="fixed"`` (Swimmer, Pendulum) the population's episodes are cut
+``reward_floor``; under ``episode_cap="fixed"`` (Swimmer, Pendulum, HalfCheetah) the population's episodes are cut
 but the center row plays whole ones, so its curve is on the task's scale. A curve can touch the goal
 before the goal is confirmed; the goal line is the confirmation's bar.
 """
