@@ -370,10 +370,11 @@ def test_a_table_of_several_tasks_names_the_task_of_each_task_s_own_note():
 
 
 def _seed_report(task, seed, es_steps, rl_steps, race=None, method="ARS (Stable-Baselines3, sb3-contrib)",
-                 es_time=None, rl_time=None):
+                 es_time=None, rl_time=None, rl_total_steps=None, rl_total_time=None):
     return {"task": task, "seed": seed, "race": race,
             "es": {"method": "blackbox snes (preset)", "steps_to_goal": es_steps, "time_to_goal": es_time},
-            "rl": {"method": method, "steps_to_goal": rl_steps, "time_to_goal": rl_time}}
+            "rl": {"method": method, "steps_to_goal": rl_steps, "time_to_goal": rl_time,
+                   "total_steps": rl_total_steps or rl_steps, "total_time": rl_total_time or rl_time}}
 
 
 def test_the_seed_summary_compares_the_distributions_over_the_seeds():
@@ -402,16 +403,22 @@ def test_the_seed_summary_compares_the_distributions_over_the_seeds():
 def test_the_seed_summary_of_a_race_counts_a_stopped_baseline_as_needing_more():
     from blackbox.lab.contrast.rl_report import _median, seed_summary
 
-    steps = [_seed_report("HalfCheetah-v5", 100, 6_565_000, None, race="steps"),
+    # The median of a raced baseline is a lower bound: a stopped one counts the steps it had used (6,592,000).
+    steps = [_seed_report("HalfCheetah-v5", 100, 6_565_000, None, race="steps", rl_total_steps=6_592_000),
              _seed_report("HalfCheetah-v5", 101, 3_900_000, 2_330_000, race="steps")]
     assert seed_summary(steps) == ["HalfCheetah-v5, seeds 100-101: ES reached the goal on 2/2, ARS on 1/2 by ES's "
-                                   "steps (raced); ES needed no more steps on 1 of 2 seeds; the seeds estimate the "
+                                   "steps (raced); ES needed no more steps on 1 of 2 seeds; median steps 5,232,500 "
+                                   "against at least 4,461,000; the seeds estimate the "
                                    "probability of improvement (ES fewer steps) at 0.50 [95% Wilson CI 0.09-0.91]"]
     time = [_seed_report("Pendulum-v1", s, 800_000, rl, race="time", method="PPO (Stable-Baselines3)", es_time=8.5,
-                         rl_time=t) for s, rl, t in ((100, None, None), (101, 28_676, 12.3))]
+                         rl_time=t, rl_total_time=total) for s, rl, t, total in ((100, None, None, 9.25),
+                                                                                 (101, 28_676, 12.3, None))]
     assert seed_summary(time) == ["Pendulum-v1, seeds 100-101: ES reached the goal on 2/2, PPO on 1/2 by ES's wall "
-                                  "time (raced); ES needed no more wall time on 2 of 2 seeds; the seeds estimate the "
+                                  "time (raced); ES needed no more wall time on 2 of 2 seeds; median wall time 8.5 s "
+                                  "against at least 10.8 s; the seeds estimate the "
                                   "probability of improvement (ES less wall time) at 1.00 [95% Wilson CI 0.34-1.00]"]
+    reached = [_seed_report("Hopper-v5", s, 300, rl, race="steps") for s, rl in ((100, 200), (101, 400))]
+    assert "median steps 300 against 300;" in seed_summary(reached)[0]  # every baseline reached: its own median
     unraced = [_seed_report("HalfCheetah-v5", 100, 6_565_000, 7_000_000)]
     assert seed_summary(steps + unraced) == seed_summary(steps)  # a race and an unraced run are not pooled
     inf = float("inf")

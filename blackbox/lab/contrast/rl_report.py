@@ -222,7 +222,8 @@ def seed_summary(reports: list[dict], resamples: int = 10_000) -> list[str]:
             # Each seed is one independent draw of each method: the share of seeds won estimates the
             # probability of improvement as well, with a binomial (Wilson) interval.
             low, high = wilson_interval(wins, n)
-            line += (f"; the seeds estimate the probability of improvement (ES {less} {unit}) at {wins / n:.2f} "
+            line += (f"; median {unit} {_median(es, unit)} against {_raced_median(group, key, unit)}; the seeds "
+                     f"estimate the probability of improvement (ES {less} {unit}) at {wins / n:.2f} "
                      f"[95% Wilson CI {low:.2f}-{high:.2f}]")
         else:
             point, low, high = probability_of_improvement(es, rl, resamples=resamples)
@@ -236,14 +237,34 @@ def _or_inf(steps: int | None) -> float:
     return math.inf if steps is None else float(steps)
 
 
-def _median(values: list[float]) -> str:
-    """The median of steps to the goal (``median_or_inf``: a miss counts as more than any reach); one that
-    falls on a miss reads "more than" the reach below it, or "not reached"."""
+def _median(values: list[float], unit: str = "steps") -> str:
+    """The median of steps (or wall time) to the goal (``median_or_inf``: a miss counts as more than any
+    reach); one that falls on a miss reads "more than" the reach below it, or "not reached"."""
     median = median_or_inf(values)
     if median < math.inf:
-        return f"{median:,.0f}"
+        return _amount(median, unit)
     below = sorted(values)[(len(values) - 1) // 2]
-    return "not reached" if below == math.inf else f"more than {below:,.0f}"
+    return "not reached" if below == math.inf else f"more than {_amount(below, unit)}"
+
+
+def _raced_median(group: list[dict], key: str, unit: str) -> str:
+    """The raced baseline's median steps (or wall time) to the goal, bounded from below: a baseline stopped
+    short of the goal needs more than it had used (``total_steps``, ``total_time``), so the median over the
+    seeds with those counts in place of its misses is one its true median is at least (the median only
+    grows when a value does). Why: a race stops the baseline where ES reached the goal, so its own median
+    is not measured, but whether it is at least ES's is."""
+    total = "total_time" if key == "time_to_goal" else "total_steps"
+    values, stopped = [], False
+    for r in group:
+        reached = r["rl"][key]
+        stopped = stopped or reached is None
+        values.append(float(r["rl"][total] if reached is None else reached))
+    median = median_or_inf(values)
+    return f"at least {_amount(median, unit)}" if stopped else _amount(median, unit)
+
+
+def _amount(value: float, unit: str) -> str:
+    return f"{value:,.1f} s" if unit == "wall time" else f"{value:,.0f}"
 
 
 def _seed_range(seeds: list) -> str:
