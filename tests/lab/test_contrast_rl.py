@@ -424,3 +424,14 @@ def test_the_seed_summary_of_a_race_counts_a_stopped_baseline_as_needing_more():
     inf = float("inf")
     assert [_median([1.0, 3.0, inf, inf]), _median([1.0, inf]), _median([inf, inf, 2.0])] == \
         ["more than 3", "more than 1", "not reached"]
+
+
+def test_a_table_says_when_es_trained_on_cut_episodes_and_until_when():
+    from blackbox.lab.contrast.rl import _cut_note
+
+    assert _cut_note("Swimmer-v5", {"episode_cap": "fixed", "episode_cap_steps": 400}) == (
+        "Swimmer-v5: ES's population trains on episodes cut at 400 steps (episode_cap=fixed); its curve is the "
+        "center row's, which plays whole episodes, counted in its steps")
+    lifted = _cut_note("HalfCheetah-v5", {"episode_cap": "fixed", "episode_cap_steps": 500, "episode_cap_lift": 4800.0})
+    assert "cut at 500 steps (episode_cap=fixed) until its center row's training return first reached 4800;" in lifted
+    assert _cut_note("Hopper-v5", {"episode_cap": "adaptive"}) is None and _cut_note("Hopper-v5", {}) is None

@@ -275,10 +275,9 @@ def run_rl_contrast(task: str, read_flags: FlagReader, *, baseline: str = "ppo",
         notes.append(f"ES's curve is its training return, whose rewards are shifted by {shift:g} per step "
                      f"(reward_shift): an episode of n steps shows {-shift:g} x n less than its return; "
                      f"the goal is confirmed on the task's own reward")
-    if resolved["problem"].get("episode_cap") == "fixed":
-        cut = resolved["problem"]["episode_cap_steps"]
-        notes.append(f"{task}: ES's population trains on episodes cut at {cut} steps (episode_cap=fixed); its "
-                     f"curve is the center row's, which plays whole episodes, counted in its steps")
+    cut_note = _cut_note(task, resolved["problem"])
+    if cut_note:
+        notes.append(cut_note)
     preset_note = _preset_note(task, resolved)
     if preset_note:
         notes.append(preset_note)
@@ -308,6 +307,16 @@ def _load() -> float | None:
         return round(os.getloadavg()[0], 2)
     except OSError:
         return None
+
+
+def _cut_note(task: str, problem: dict[str, Any]) -> str | None:
+    """What a table says of ES trained on cut episodes (``episode_cap=fixed``), or None when it was not."""
+    if problem.get("episode_cap") != "fixed":
+        return None
+    cut, lift = problem["episode_cap_steps"], problem.get("episode_cap_lift")
+    until = "" if lift is None else f" until its center row's training return first reached {lift:g}"
+    return (f"{task}: ES's population trains on episodes cut at {cut} steps (episode_cap=fixed){until}; its "
+            f"curve is the center row's, which plays whole episodes, counted in its steps")
 
 
 def _preset_note(task: str, resolved: dict[str, Any]) -> str | None:

@@ -18,7 +18,12 @@ episodes at a length adjusted during training. Three rules, as a gym problem opt
   :mod:`blackbox.core.center_row`) plays full episodes: its return is the task's own, so the record's
   center return, the goal screen (``GymProblem.training_goal``) and the curves mean what they mean
   without a cap, and its steps are counted with the training's. The run's best row (``best_params``)
-  is then picked among the centers (the members' returns are partial, :func:`cap_info`).
+  is then picked among the centers (the members' returns are partial, :func:`cap_info`). With
+  ``episode_cap_lift`` R, the cut is lifted for good once the center row's training fitness reaches R:
+  from the next generation on the population plays full episodes. A cut horizon trains a quick start
+  cheaply but never the rest of an episode (HalfCheetah-v5 learns to run in 500 steps, and some of its
+  centers then flip late in a full episode, so a goal first passed in one episode takes millions of
+  steps more to confirm over ten); lifting the cut once the center is good trains the whole episode.
 
 Under any rule the cap never exceeds the task's own limit. It counts the policy's decisions (agent
 steps), applies to the population's episodes and (rules ``"mean"`` and ``"adaptive"``) the center's
@@ -47,14 +52,14 @@ from ...core.problem import PARTIAL
 from ...core.row_source import RowSource
 from .options import CAP_OPTIONS, EpisodeCap
 
-__all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits", "cap_info"]
+__all__ = ["RunningCap", "running_cap", "make_episode_cap", "row_limits", "cap_info", "center_fitness"]
 
 
 class RunningCap:
     """The current cap (``cap``) and the rule that moves it after each generation."""
 
     def __init__(self, rule: str, limit: int, factor: float = 2.0, start: int = 100, threshold: float = 0.5,
-                 ratio: float = 2.0, steps: int = 0):
+                 ratio: float = 2.0, steps: int = 0, lift: float | None = None):
         self.rule = rule
         self.limit = int(limit)
         self.factor = float(factor)
@@ -62,13 +67,19 @@ class RunningCap:
         self.threshold = float(threshold)
         self.ratio = float(ratio)
         self.steps = int(steps)
+        self.lift = None if lift is None else float(lift)
         first = {"mean": self.limit, "fixed": self.steps}.get(rule, self.start)
         self.cap = min(first, self.limit)
 
-    def observe(self, steps: np.ndarray, episodes: int, capped: np.ndarray) -> None:
-        """Fold one generation in: per row, its total steps over ``episodes`` episodes and how many hit the cap."""
+    def observe(self, steps: np.ndarray, episodes: int, capped: np.ndarray, center: float | None = None) -> None:
+        """Fold one generation in: per row, its total steps over ``episodes`` episodes and how many hit the cap;
+        ``center``, the center row's training fitness over full episodes (None: no center row this generation)."""
+        if self.rule == "fixed":
+            if self.lift is not None and center is not None and center >= self.lift:
+                self.cap = self.limit
+            return
         count = len(steps) * int(episodes)
-        if not count or self.rule == "fixed":
+        if not count:
             return
         if self.rule == "mean":
             mean = float(np.sum(steps, dtype=np.int64)) / count
@@ -83,14 +94,15 @@ class RunningCap:
         return self.rule == "fixed" and self.cap < self.limit
 
     def describe(self) -> dict[str, object]:
-        options = {k: getattr(self, k) for k in CAP_OPTIONS[self.rule]}
+        options = {k: getattr(self, k) for k in CAP_OPTIONS[self.rule] if getattr(self, k) is not None}
         return {"rule": self.rule, **options, "cap": self.cap}
 
     def state_dict(self) -> dict[str, object]:
         return {"episode_cap": self.cap}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if "episode_cap" in state and self.rule != "fixed":  # a fixed cap is the option's, not state
+        # A fixed cap is the option's, not state, unless it can be lifted: then whether it was is.
+        if "episode_cap" in state and (self.rule != "fixed" or self.lift is not None):
             self.cap = int(min(self.limit, max(1, int(np.asarray(state["episode_cap"])))))
 
 
@@ -125,7 +137,18 @@ def cap_info(cap: RunningCap, limits: np.ndarray, lengths: np.ndarray, task_limi
     return info
 
 
+def center_fitness(fitness: np.ndarray, info: dict[str, Any]) -> float | None:
+    """The training fitness of the one row that played full episodes under a cap that cuts every episode
+    (the center row, :func:`cap_info`), or None when the generation had no such row."""
+    partial = info.get(PARTIAL)
+    if partial is None:
+        return None
+    full = np.flatnonzero(~np.asarray(partial, dtype=bool))
+    return float(np.asarray(fitness)[full[0]]) if len(full) == 1 else None
+
+
 def make_episode_cap(rule: str | None, limit: int, factor: float | None, start: int | None,
-                     threshold: float | None, ratio: float | None, steps: int | None = None) -> RunningCap | None:
+                     threshold: float | None, ratio: float | None, steps: int | None = None,
+                     lift: float | None = None) -> RunningCap | None:
     """The cap for ``rule`` (None or "none": no cap), with options checked against the rule."""
-    return running_cap(EpisodeCap(rule, factor, start, threshold, ratio, steps), limit)
+    return running_cap(EpisodeCap(rule, factor, start, threshold, ratio, steps, lift), limit)

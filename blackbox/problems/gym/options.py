@@ -13,8 +13,9 @@ when they are made (:meth:`GymParams.groups`, the problem's ``config``):
 - :class:`Policy` ``(network, hidden, activation, action_noise, action_bounds, bins, device, torch_threads, bias)``:
   ``policy`` and the other names as they are
 - :class:`ObsNorm` ``(prob, clip)``, None when off: ``obs_norm`` (on or off), ``obs_norm_prob``, ``obs_clip``
-- :class:`EpisodeCap` ``(rule, factor, start, threshold, ratio)``, None when off: ``episode_cap`` (the
-  rule), ``episode_cap_factor``, ``episode_cap_start``, ``episode_cap_threshold``, ``episode_cap_ratio``
+- :class:`EpisodeCap` ``(rule, factor, start, threshold, ratio, steps, lift)``, None when off: ``episode_cap``
+  (the rule), ``episode_cap_factor``, ``episode_cap_start``, ``episode_cap_threshold``, ``episode_cap_ratio``,
+  ``episode_cap_steps``, ``episode_cap_lift``
 - :class:`Frames` ``(skip, stack, atari)``: ``frame_skip``, ``frame_stack``, ``atari``
 - :class:`VBN` ``(size, seed)``, None when off: ``vbn`` (on or off), ``vbn_size``, ``vbn_seed``
 
@@ -43,10 +44,11 @@ __all__ = ["Environment", "Episodes", "Policy", "ObsNorm", "EpisodeCap", "Frames
            "GymParams", "gym_config", "CAP_RULES", "CAP_DEFAULTS", "CAP_OPTIONS"]
 
 #: Episode cap rules (``none``: no cap) and the defaults of the rules' options (:mod:`.episode_cap`);
-#: ``fixed`` has no default for its ``steps``: it must be given.
+#: ``fixed`` has no default for its ``steps``: it must be given; its ``lift`` (None) never lifts the cap.
 CAP_RULES = ("none", "mean", "adaptive", "fixed")
-CAP_DEFAULTS: dict[str, float] = {"factor": 2.0, "start": 100, "threshold": 0.5, "ratio": 2.0, "steps": 0}
-CAP_OPTIONS = {"mean": ("factor",), "adaptive": ("start", "threshold", "ratio"), "fixed": ("steps",)}
+CAP_DEFAULTS: dict[str, float | None] = {"factor": 2.0, "start": 100, "threshold": 0.5, "ratio": 2.0, "steps": 0,
+                                         "lift": None}
+CAP_OPTIONS = {"mean": ("factor",), "adaptive": ("start", "threshold", "ratio"), "fixed": ("steps", "lift")}
 
 
 def _set(group: Any, name: str, value: Any) -> None:
@@ -198,7 +200,8 @@ class ObsNorm(_Group):
 class EpisodeCap(_Group):
     """An episode cap for training: ``rule`` ``"mean"`` (``factor``) or ``"adaptive"`` (``start``,
     ``threshold``, ``ratio``), which follow the population, or ``"fixed"`` (``steps``, required), a
-    shorter training horizon; options left None take the rule's defaults."""
+    shorter training horizon, lifted for good once the center row's training fitness reaches ``lift``
+    (None: never); options left None take the rule's defaults."""
 
     rule: str | None = "mean"
     factor: float | None = None
@@ -206,8 +209,10 @@ class EpisodeCap(_Group):
     threshold: float | None = None
     ratio: float | None = None
     steps: int | None = None
+    lift: float | None = None
     FLAT = {"rule": "episode_cap", "factor": "episode_cap_factor", "start": "episode_cap_start",
-            "threshold": "episode_cap_threshold", "ratio": "episode_cap_ratio", "steps": "episode_cap_steps"}
+            "threshold": "episode_cap_threshold", "ratio": "episode_cap_ratio", "steps": "episode_cap_steps",
+            "lift": "episode_cap_lift"}
 
     def __post_init__(self) -> None:
         rule = check_choice("episode_cap", "none" if self.rule is None else self.rule, CAP_RULES)
@@ -223,6 +228,8 @@ class EpisodeCap(_Group):
                 raise ConfigError("episode_cap='fixed' needs episode_cap_steps=N: the decisions each training "
                                   "episode is cut at (the goal check and score() run full episodes)")
             _set(self, "steps", check_int("episode_cap_steps", self.steps, minimum=1))
+            if self.lift is not None:
+                _set(self, "lift", check_float("episode_cap_lift", self.lift))
         values = self.values()
         check_float("episode_cap_factor", values["factor"], positive=True)
         check_int("episode_cap_start", values["start"], minimum=1)
@@ -324,6 +331,7 @@ class GymParams:
     direct: bool = True
     bias: bool = True
     episode_cap_steps: int | None = None  # added last, as every option after 0.1.0's (issue 22)
+    episode_cap_lift: float | None = None
 
     def groups(self) -> GymConfig:
         """These options in their groups, every value checked (those of a group that is off too)."""

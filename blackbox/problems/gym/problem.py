@@ -63,7 +63,7 @@ from .engine import DEFAULT_SLOTS as DEFAULT_SLOTS  # importable from here, as b
 from .engine import SLOT_PARAMS_BUDGET as SLOT_PARAMS_BUDGET
 from .engine import direct_task_of, make_engine, replica
 from .environment import flat_size, import_gymnasium, make_gym_env, time_limit
-from .episode_cap import cap_info, row_limits, running_cap
+from .episode_cap import cap_info, center_fitness, row_limits, running_cap
 from .obs_norm import Normalizer, RunningStats, sampled_rows
 from .options import (
     VBN,
@@ -225,7 +225,7 @@ class GymProblem(Problem):
             self.stats.fold_rows(result.info["obs_count"], result.info["obs_mean"], result.info["obs_m2"])
         if self.cap is not None and "episodes_capped" in result.info:
             self.cap.observe(np.asarray(result.steps), self.config.episodes.count,
-                             np.asarray(result.info["episodes_capped"]))
+                             np.asarray(result.info["episodes_capped"]), center_fitness(result.fitness, result.info))
 
     def state_dict(self) -> dict[str, Any]:
         state = self.stats.state_dict() if self.stats is not None else {}

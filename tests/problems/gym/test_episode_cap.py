@@ -49,6 +49,45 @@ def test_fixed_rule_cuts_every_training_episode_at_its_steps():
     assert make_episode_cap("fixed", 300, None, None, None, None, 400).cap == 300  # never above the task's limit
 
 
+def test_a_fixed_cap_with_a_lift_is_lifted_for_good_once_the_center_reaches_it():
+    cap = make_episode_cap("fixed", 1000, None, None, None, None, 400, 4800.0)
+    assert cap.describe() == {"rule": "fixed", "steps": 400, "lift": 4800.0, "cap": 400}
+    cap.observe(np.array([400, 400]), 1, np.ones(2), center=4799.9)
+    cap.observe(np.array([400, 400]), 1, np.ones(2))  # no center row this generation: nothing to judge
+    assert cap.cap == 400 and cap.cuts_every_episode
+    cap.observe(np.array([400, 400]), 1, np.ones(2), center=4800.0)
+    assert cap.cap == 1000 and not cap.cuts_every_episode  # the population plays full episodes from now on
+    cap.observe(np.array([1000, 80]), 1, np.array([1, 0]), center=-500.0)
+    assert cap.cap == 1000  # for good
+    resumed = make_episode_cap("fixed", 1000, None, None, None, None, 400, 4800.0)
+    resumed.load_state_dict(cap.state_dict())  # a checkpoint (and every worker's synced state) keeps the lift
+    assert resumed.cap == 1000
+    never = make_episode_cap("fixed", 1000, None, None, None, None, 400)
+    never.observe(np.array([400]), 1, np.ones(1), center=1e9)
+    assert never.cap == 400  # no lift given: never lifted
+
+
+def test_a_lifted_cap_run_plays_full_episodes_after_and_is_the_same_whatever_the_executor():
+    from blackbox.executors.loky import LokyExecutor
+
+    def run(executor):
+        problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=30,
+                             episode_cap_lift=60.0)
+        es = bb.make_strategy("snes", dim=problem.dim, seed=5, popsize=7)
+        result = bb.optimize(es, problem, executor, generations=12, seed=5)
+        return problem.cap.cap, [(r.center, r.steps) for r in result.records]
+
+    cap, records = run("serial")
+    lifted = next(g for g, (center, _) in enumerate(records) if center >= 60.0)
+    assert cap == 500 and lifted < len(records) - 1, records
+    # CartPole's return is the episode's length: a generation's steps less its center's are its 7 members'
+    members = [int(s - c) for (c, _), s in zip(records, np.diff([0] + [s for _, s in records]))]
+    assert max(members[: lifted + 1]) <= 7 * 30  # cut at 30 up to the generation whose center passed 60
+    assert max(members[lifted + 1:]) > 7 * 30, members  # then full episodes
+    with LokyExecutor(workers=2) as loky:  # the lifted cap reaches the workers with the center
+        assert run(loky) == (cap, records)
+
+
 def test_a_fixed_cap_trains_on_short_episodes_and_checks_the_goal_on_full_ones():
     problem = GymProblem("CartPole-v1", policy="linear", episode_cap="fixed", episode_cap_steps=30)
     params = good_params(problem, 4)
@@ -145,6 +184,11 @@ def test_cap_options_are_checked():
     with pytest.raises(bb.ConfigError, match="episode_cap_steps applies to episode_cap='fixed', but "
                                              "episode_cap='adaptive'"):
         GymProblem("CartPole-v1", episode_cap="adaptive", episode_cap_steps=10)
+    with pytest.raises(bb.ConfigError, match="episode_cap_lift applies to episode_cap='fixed', but "
+                                             "episode_cap='mean'"):
+        GymProblem("CartPole-v1", episode_cap="mean", episode_cap_lift=100.0)
+    with pytest.raises(bb.ConfigError, match="episode_cap_lift must be a number, got 'high'"):
+        GymProblem("CartPole-v1", episode_cap="fixed", episode_cap_steps=10, episode_cap_lift="high")
     with pytest.raises(bb.ConfigError, match="episode_cap must be one of 'none', 'mean', 'adaptive', 'fixed', "
                                              "got 'mena'"):
         GymProblem("CartPole-v1", episode_cap="mena")

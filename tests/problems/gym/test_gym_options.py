@@ -69,8 +69,8 @@ def test_every_flat_key_belongs_to_exactly_one_group():
         for key in group().flat():
             assert key not in owners, f"{key} is in {owners.get(key)} and {group.__name__}"
             owners[key] = group.__name__
-    # 0.1.0's 29, reward_shift, reward_floor, shared_seed, direct, bias, episode_cap_steps
-    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 35
+    # 0.1.0's 29, reward_shift, reward_floor, shared_seed, direct, bias, episode_cap_steps, episode_cap_lift
+    assert sorted(owners) == sorted(FLAT_KEYS) and len(FLAT_KEYS) == 36
 
 
 def test_the_flat_keys_are_the_options_contract():
