@@ -104,7 +104,9 @@ def seeds_for(task: Task, generation: int, popsize: int, run_seed: int) -> np.nd
 def run_blackbox(task: Task, strategy: str, seed: int, spec: str, label: str, max_wall: float = 1e9) -> Outcome:
     import blackbox as bb
     from blackbox.core.executor import evaluate_rows
+    from blackbox.problems.jax.batched import forget_programs
 
+    forget_programs()  # each run compiles its own program, as each evosax run does: its compile is timed apart
     problem = bb.make_problem(spec)
     x0 = start_vector(problem, seed)  # the gymnax and evosax contenders start from the same vector
     options = {"popsize": task.popsize, "sigma": task.sigma}
@@ -265,7 +267,9 @@ def timed_generations(problem, es, popsize: int, generations: int, brax: bool) -
     (compiling) apart, then the others' wall and CPU time, counted steps, and physics steps run (a Brax
     scan runs every episode to its end, done or not)."""
     from blackbox.core.executor import evaluate_rows
+    from blackbox.problems.jax.batched import forget_programs
 
+    forget_programs()  # the first generation compiles this problem's program, not an earlier problem's
     first = wall = cpu = 0.0
     steps = simulated = 0
     for generation in range(generations + 1):

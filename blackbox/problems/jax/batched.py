@@ -23,6 +23,7 @@ keeps same seeds -> same returns; across ``k``, or on another backend or XLA ver
 from __future__ import annotations
 
 import difflib
+import threading
 from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -35,7 +36,7 @@ from ...core.population import Population
 from ...core.problem import EvalResult, Problem
 from ...errors import ConfigError, StateError
 from .device_noise import DeviceNoise, compact_arrays, expand
-from .policies import step_functions
+from .policies import MLPPolicy, step_functions
 from .runtime import import_jax
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
     from .policies import JaxPolicy
 
-__all__ = ["BatchedJaxProblem", "Generation", "make_generation", "row_keys", "fold_moments"]
+__all__ = ["BatchedJaxProblem", "Generation", "make_generation", "row_keys", "fold_moments", "shared_programs",
+           "forget_programs"]
 
 _VARIANCE_FLOOR = 1e-2  # as the gym problem's (std >= 0.1)
 
@@ -233,13 +235,32 @@ class BatchedJaxProblem(Problem):
         return EvalResult(returns.mean(axis=1), np.asarray(lengths, dtype=np.int64).sum(axis=1), info)
 
     def _compiled(self, episodes: int) -> Generation:
-        """This process's compiled generation for ``episodes`` per row (made on first use; JAX keeps one
-        program per shape of the inputs)."""
+        """This process's compiled generation for ``episodes`` per row, made on first use and shared by
+        every problem of this process that would compile the same program (:func:`shared_programs`);
+        JAX keeps one executable per shape of the inputs."""
         if self._runtime is None:
             self._runtime = {}
         if episodes not in self._runtime:
-            self._runtime[episodes] = self._build(episodes)
+            key = self._program_key(episodes)
+            if key is None:  # a policy of the user's: compiled for this problem alone
+                self._runtime[episodes] = self._build(episodes)
+            else:
+                with _PROGRAMS_LOCK:
+                    if key not in _PROGRAMS:
+                        _PROGRAMS[key] = self._build(episodes)
+                    self._runtime[episodes] = _PROGRAMS[key]
         return self._runtime[episodes]
+
+    def _program_key(self, episodes: int) -> tuple[object, ...] | None:
+        """Everything the compiled generation depends on, or None when the policy is not a built-in one
+        (an object of the user's may hold state its value does not show, so it is never shared)."""
+        if type(self.policy) is not MLPPolicy:
+            return None
+        return (type(self), self._environment_key(), self.policy, self.obs_norm, float(self.obs_clip), episodes)
+
+    @abstractmethod
+    def _environment_key(self) -> tuple[object, ...]:
+        """What of the environment the compiled generation depends on (its id, length, unroll, backend)."""
 
     @abstractmethod
     def _build(self, episodes: int) -> Generation:
@@ -255,6 +276,25 @@ class BatchedJaxProblem(Problem):
     def __setstate__(self, state: Mapping[str, object]) -> None:
         self.__dict__.update(state)
         self.device = self._device(import_jax(self.name), self.device_name)
+
+
+#: The compiled generations of this process by :meth:`BatchedJaxProblem._program_key`: a second problem of the
+#: same settings (another seed of a comparison, a conformance check, a worker's copy) reuses the program
+#: instead of tracing and compiling it again (seconds on a CPU, a minute for a Brax task).
+_PROGRAMS: dict[tuple[object, ...], Generation] = {}
+_PROGRAMS_LOCK = threading.Lock()
+
+
+def shared_programs() -> int:
+    """How many compiled generations this process holds for its JAX-native problems."""
+    return len(_PROGRAMS)
+
+
+def forget_programs() -> None:
+    """Drop this process's shared compiled generations, so that the next problem compiles afresh (a
+    benchmark that times the compile of each run; problems made before keep theirs)."""
+    with _PROGRAMS_LOCK:
+        _PROGRAMS.clear()
 
 
 def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset: Callable[[Any], Any],

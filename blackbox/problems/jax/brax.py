@@ -104,6 +104,9 @@ class BraxProblem(BatchedJaxProblem):
                 "policy": self.policy.describe(), "actions": self.actions.describe(), "episodes": self.episodes,
                 "episode_length": self.episode_length, "obs_norm": self.obs_norm, "device": str(self.device)}
 
+    def _environment_key(self) -> tuple[object, ...]:
+        return (self.env_id, self.backend, self.episode_length)
+
     def _build(self, episodes: int) -> Generation:
         environment = import_brax().get_environment(self.env_id, backend=self.backend)
         import jax.numpy as jnp

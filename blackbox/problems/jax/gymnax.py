@@ -6,7 +6,8 @@
 Any environment gymnax registers (classic control: CartPole-v1, Pendulum-v1, Acrobot-v1,
 MountainCar-v0, MountainCarContinuous-v0; MinAtar: Breakout-MinAtar, ...). The policy is a pure
 JAX function of a parameter row (:mod:`.policies`). ``evaluate`` runs every row's episodes side by
-side in one ``jit(vmap(rollout))`` call, compiled once per process and shape: episodes have the
+side in one ``jit(vmap(rollout))`` call, compiled once per process and shape (problems of the same
+settings share it: :func:`.batched.shared_programs`): episodes have the
 task's fixed length with done-masking (rewards after an episode ends are masked out; the loop
 stops early once every episode of the batch has ended, which changes no result; ``unroll`` steps
 run per pass of that loop: 4 by default where that was checked to give the returns of 1, see
@@ -120,6 +121,9 @@ class GymnaxProblem(BatchedJaxProblem):
                 "actions": self.actions.describe(), "episodes": self.episodes,
                 "max_episode_steps": self.max_episode_steps, "unroll": self.unroll, "obs_norm": self.obs_norm,
                 "device": str(self.device)}
+
+    def _environment_key(self) -> tuple[object, ...]:
+        return (self.env_id, self.max_episode_steps, self.unroll)
 
     def _build(self, episodes: int) -> Generation:
         gymnax = import_gymnax()

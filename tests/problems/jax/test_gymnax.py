@@ -138,6 +138,46 @@ def test_compact_and_dense_paths_agree_on_cartpole(cartpole):
     assert compact.fitness.tolist() == cartpole.evaluate(pop.params, seeds).fitness.tolist()
 
 
+def test_problems_of_the_same_settings_share_one_compiled_generation():
+    from blackbox.problems.jax.batched import forget_programs, shared_programs
+    from blackbox.problems.jax.policies import MLPPolicy
+
+    forget_programs()
+    spec = "gymnax:CartPole-v1,policy=linear,max_episode_steps=50"
+    first, second = bb.make_problem(spec), bb.make_problem(spec)
+    rows, seeds = population(first, popsize=8, seed=1).params, np.arange(8)
+    returns = first.evaluate(rows, seeds).fitness
+    assert shared_programs() == 1
+    assert second.evaluate(rows, seeds).fitness.tobytes() == returns.tobytes()
+    assert second._compiled(1) is first._compiled(1) and shared_programs() == 1
+    # any setting the program depends on makes another one: the episode length, the normalizer, episodes per row
+    for other in ("gymnax:CartPole-v1,policy=linear,max_episode_steps=60",
+                  "gymnax:CartPole-v1,policy=linear,max_episode_steps=50,obs_norm=true",
+                  "gymnax:CartPole-v1,policy=linear,max_episode_steps=50,episodes=2"):
+        problem = bb.make_problem(other)
+        problem.evaluate(rows, seeds)
+        assert problem._compiled(problem.episodes) is not first._compiled(1), other
+    assert shared_programs() == 4
+
+    class Yours:  # a policy of the user's: its value may not show all it computes, so it is never shared
+        dim = MLPPolicy((4, 2)).dim
+
+        def apply(self, row, obs):
+            return MLPPolicy((4, 2)).apply(row, obs)
+
+        def initial_params(self, rng):
+            return np.zeros(self.dim)
+
+        def describe(self):
+            return "yours"
+
+    from blackbox.problems.jax.gymnax import GymnaxProblem
+
+    yours = GymnaxProblem("CartPole-v1", policy=Yours(), max_episode_steps=50)
+    assert yours.evaluate(rows, seeds).fitness.tobytes() == returns.tobytes()
+    assert shared_programs() == 4 and yours._compiled(1) is not first._compiled(1)
+
+
 def test_loky_workers_give_the_serial_bits():
     problem = bb.make_problem("gymnax:Pendulum-v1,policy=linear,max_episode_steps=60")
     serial = bb.optimize("openai-es:popsize=24,sigma=0.1", problem, "serial", max_generations=3, seed=0)
