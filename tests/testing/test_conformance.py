@@ -62,7 +62,6 @@ PROBLEMS = [
     Subject("gym:blackbox/CyclicMDP-v0,policy=linear", env_kwargs={"state_dependent": True}),
     Subject("gymnax:CartPole-v1,hidden=[4]"),
     Subject("gymnax:Pendulum-v1,policy=linear,obs_norm=true,episodes=2,max_episode_steps=50"),
-    Subject("gymnax:Breakout-MinAtar,hidden=[4],max_episode_steps=40"),
 ]
 #: Problems whose policies run in torch.
 TORCH_PROBLEMS = [
@@ -72,10 +71,12 @@ TORCH_PROBLEMS = [
 # Atari: each reset with a seed reloads the ROM (about 0.3 s), so the checks take about 40 s: slow.
 # tests/problems/gym/test_atari.py checks Pong's batched rollouts and a tiny run in the default suite.
 # Brax: each population shape compiles for tens of seconds on a CPU; tests/problems/jax/test_brax.py
-# checks one compiled problem in the default suite.
+# checks one compiled problem in the default suite. MinAtar: each shape compiles for seconds (about 17 s
+# for the checks); the default suite checks two gymnax tasks, which share the problem's code.
 SLOW_PROBLEMS = [
     Subject("gym:ALE/Pong-v5,policy=cnn,vbn=true,vbn_size=8,max_episode_steps=24,slots=2"),
     Subject("brax:inverted_pendulum,policy=linear,episode_length=12"),
+    Subject("gymnax:Breakout-MinAtar,hidden=[4],max_episode_steps=40"),
 ]
 EXECUTORS = [
     Subject("serial"),
