@@ -52,7 +52,12 @@ comes from:
   episodes: 9/10, median 6.5M, worst 22.9M, seed 105 short after 30M). The gain in the median did not
   carry over from the tuning seeds; the slow climbs are gone. What the cut costs: the second half of an
   episode is never trained, and on some seeds the center's full-episode return swings (the cheetah
-  flips late), so its confirmation waits (seed 104: 14.7M steps, 2.2M on whole episodes).
+  flips late), so its confirmation waits (seed 104: 14.7M steps, 2.2M on whole episodes). CMA-ES
+  (``--strategy cma-es`` here: population 48, sigma 0.1, the same policy and cut, 10M steps) needed
+  fewer steps where it solved (tuning seeds 0-9: median 2.03M, worst 3.13M; fresh seeds 100-109: 10/10,
+  median 2.28M, worst 4.48M), but it solved 8 of the 10 tuning seeds, not 9: seeds 2 and 5 stayed at
+  2,128 and 4,041 for 10M steps. It is not the preset until a restart on stagnation solves those
+  (BENCHMARKS.md 8a).
 - Walker2d-v5, Ant-v5, InvertedPendulum-v5, InvertedDoublePendulum-v5, Reacher-v5:
   ARS V2-t (linear policy, observation normalization); Walker2d and Ant with the settings of Mania
   et al. 2018 (table 9) and their survival bonus removed in training (``reward_shift=-1``, as RL Zoo's
@@ -136,12 +141,18 @@ _UNCONFIRMED = "; not yet confirmed on fresh seeds here"
 
 
 def _ars_mujoco(ars: Options, problem: Options, steps: int, source: str,
-                max_time: float = 1800.0, goal_episodes: int = 10) -> Preset:
-    """ARS V2-t on a MuJoCo task; OpenAI-ES with the paper's settings when asked for."""
-    return Preset(strategy="ars", strategies={"ars": ars, "openai-es": {**_PAPER, "popsize": 64}},
-                  problem=_MUJOCO_PROBLEM, problem_for={"ars": {**_ARS_LINEAR, **problem}},
-                  run={"goal_episodes": goal_episodes, "max_time": max_time}, run_for={"ars": {"max_steps": steps}},
-                  source=source)
+                max_time: float = 1800.0, goal_episodes: int = 10,
+                more: dict[str, tuple[Options, Options, int]] | None = None) -> Preset:
+    """ARS V2-t on a MuJoCo task; OpenAI-ES with the paper's settings when asked for; ``more`` other
+    strategies on the same linear policy, each ``name: (options, problem options, steps)``."""
+    strategies: dict[str, Options] = {"ars": ars, "openai-es": {**_PAPER, "popsize": 64}}
+    problem_for: dict[str, Options] = {"ars": {**_ARS_LINEAR, **problem}}
+    run_for: dict[str, Options] = {"ars": {"max_steps": steps}}
+    for name, (options, its_problem, its_steps) in (more or {}).items():
+        strategies[name], problem_for[name] = options, {**_ARS_LINEAR, **its_problem}
+        run_for[name] = {"max_steps": its_steps}
+    return Preset(strategy="ars", strategies=strategies, problem=_MUJOCO_PROBLEM, problem_for=problem_for,
+                  run={"goal_episodes": goal_episodes, "max_time": max_time}, run_for=run_for, source=source)
 
 
 #: What a Box-action task without a preset gets: ARS V2-t, linear policy, observation normalization
@@ -233,7 +244,8 @@ PRESETS: dict[str, Preset] = {
                                   "500 9/10 (median 2.69M steps), at 300 8/10 (4.52M), whole episodes 4.6M-9.4M "
                                   "on seeds 0-4; 10/10 on seeds 100-109 (median 6.24M, worst 14.7M; whole "
                                   "episodes 9/10, median 6.5M)",
-                                  max_time=7200.0),
+                                  max_time=7200.0, more={
+        "cma-es": ({"popsize": 48, "sigma": 0.1}, {"episode_cap": "fixed", "episode_cap_steps": 500}, 10_000_000)}),
     "Walker2d-v5": _ars_mujoco({"popsize": 80, "top": 30, "sigma": 0.025, "lr": 0.03}, {"reward_shift": -1.0},
                                75_000_000, "ARS V2-t, Mania et al. 2018 table 9 (survival bonus removed in "
                                "training, as RL Zoo's ars.yml); 4/5 on seeds 100-104 (seed 103's 75M steps ran out "
