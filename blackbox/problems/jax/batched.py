@@ -317,7 +317,7 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
 
     policy, clip = problem.policy, np.float32(getattr(problem, "obs_clip", 5.0))
     prepare, forward = step_functions(policy)  # the row cut into layers once, before the step loop
-    obs_norm, size = problem.obs_norm, problem.obs_size
+    obs_norm, size, dim = problem.obs_norm, problem.obs_size, problem.dim  # copied: a shared program keeps no problem
 
     def episode_keys(key_halves):
         key = jax.random.fold_in(jax.random.PRNGKey(key_halves[0]), key_halves[1])
@@ -380,7 +380,7 @@ def make_generation(problem: BatchedJaxProblem, episodes: int, limit: int, reset
     @jax.jit
     def compact(table, arrays, key_halves, mean, std):
         rows = expand(table, arrays["bases"], arrays["parents"], arrays["offsets"], arrays["signs"],
-                      arrays["sigma"], problem.dim)
+                      arrays["sigma"], dim)
         return generation(rows, key_halves, mean, std)
 
     return {"jax": jax, "dense": dense, "compact": compact}
