@@ -259,7 +259,7 @@ def record_results(path: Path, task: str, done: list[dict], commit: str) -> None
     data.setdefault("rows", {})[task] = {
         "commit": commit, "date": max(t["date"] for t in done),
         "load": f"{min(loads):.1f}-{max(loads):.1f} (1-min, before and after each trial)" if loads else "unknown",
-        "command": done[0]["command"].rsplit(" --seed ", 1)[0],
+        "command": done[0]["command"].rsplit(" --seed ", 1)[0], "strategy": done[0]["strategy"]["name"],
         "trials": {str(t["seed"]): {"solved": t["solved"], "steps": t["steps"], "wall": round(t["wall"], 2),
                                     "best_center": t["best_center"]} for t in done},
     }

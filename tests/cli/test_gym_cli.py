@@ -166,15 +166,15 @@ def test_a_preset_picks_its_strategy_when_none_is_named(tmp_path, capsys):
 
 def test_an_option_the_chosen_strategy_lacks_says_which_strategy_the_preset_chose(tmp_path, capsys):
     pytest.importorskip("mujoco")
-    assert main(["run", "--problem", "gym:HalfCheetah-v5", "--set", "weight_decay=0", "--generations", "1",
+    assert main(["run", "--problem", "gym:Walker2d-v5", "--set", "weight_decay=0", "--generations", "1",
                  "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.startswith(
         "blackbox run: error: --set weight_decay: unknown key 'weight_decay' in [strategy]: strategy 'ars' has no "
         "option 'weight_decay'. Did you mean 'sigma_decay'?")
-    assert main(["run", "--problem", "gym:HalfCheetah-v5", "--set", "weight_decay=0", "--generations", "1",
+    assert main(["run", "--problem", "gym:Walker2d-v5", "--set", "weight_decay=0", "--generations", "1",
                  "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.rstrip().endswith(
-        "(the preset of gym:HalfCheetah-v5 runs strategy 'ars' when none is named; name one with --strategy, "
+        "(the preset of gym:Walker2d-v5 runs strategy 'ars' when none is named; name one with --strategy, "
         "e.g. --strategy openai-es)")
 
 

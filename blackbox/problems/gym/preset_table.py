@@ -62,10 +62,13 @@ def seed_list(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-def _measured(row: dict[str, Any] | None) -> tuple[str, str, str]:
-    """(solved, expected steps, wall time on 2 cores) of one results row."""
+def _measured(row: dict[str, Any] | None, strategy: str | None = None) -> tuple[str, str, str]:
+    """(solved, expected steps, wall time on 2 cores) of one results row; "not measured" when the row
+    was measured with another strategy than the preset's now (``strategy``): its figures are not this preset's."""
     if not row:
         return "not measured", "not measured", "not measured"
+    if strategy is not None and row.get("strategy", strategy) != strategy:
+        return f"not measured (the results are {row['strategy']}'s, the preset before)", "not measured", "not measured"
     trials = row["trials"]
     solved = [t for t in trials.values() if t["solved"]]
     label = f"{len(solved)}/{len(trials)} (seeds {seed_list(sorted(int(s) for s in trials))})"
@@ -84,7 +87,7 @@ def preset_rows(results: dict[str, Any] | None = None) -> list[PresetRow]:
     for task in sorted(PRESETS):
         goal, source = standard_goal(task)
         preset = preset_of(task)
-        solved, steps, wall = _measured(results.get(task))
+        solved, steps, wall = _measured(results.get(task), preset.strategy if preset else None)
         rows.append({"task": task, "goal": goal,
                      "goal_source": _SHORT_SOURCES.get(source, "Gymnasium" if source else "-"),
                      "strategy": preset.strategy if preset else "-", "solved": solved, "steps": steps,
@@ -125,7 +128,9 @@ def measured_markdown(results: dict[str, Any] | None = None) -> str:
         goal = f"{row['goal']:,g} ({row['goal_source']})"
         spread = (f"{statistics.median(steps):,.0f} / {max(steps):,.0f}",
                   f"{statistics.median(walls):.0f} s / {max(walls):.0f} s") if solved else ("-", "-")
-        lines.append(f"| {row['task']} | {goal} | {row['strategy']} | {row['solved']} | {spread[0]} | {spread[1]} | "
+        # the strategy measured, which is the preset's unless the preset changed since (docs/rl.md then says so)
+        lines.append(f"| {row['task']} | {goal} | {measured.get('strategy', row['strategy'])} | "
+                     f"{_measured(measured)[0]} | {spread[0]} | {spread[1]} | "
                      f"{'; '.join(unsolved) or '-'} | {measured['commit']}, {measured['date']}, {measured['load']} |")
     return "\n".join(lines)
 
