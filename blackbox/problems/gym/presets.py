@@ -48,13 +48,14 @@ comes from:
   500 of the task's 1,000 steps (``episode_cap="fixed"``: a cheetah that runs well for 500 steps mostly
   runs well for 1,000; the center row plays full episodes). Chosen on the tuning seeds 0-19 at equal
   budgets (15M steps), by seeds solved, then median steps: CMA-ES 18/20, median 2.33M, worst 12.6M
-  (seeds 2 and 5 held at 2,099 and 4,017); ARS V2-t with the settings of Mania et al. 2018 (table 9:
+  (seeds 2 and 5 ended at centers of 2,109 and 4,017); ARS V2-t with the settings of Mania et al. 2018 (table 9:
   32 directions, the best 4, step 0.02, noise 0.03) and the same cut, the preset before, 18/20, median
   2.79M, worst 8.48M (seeds 2 and 18 unsolved); ARS on whole episodes 4.6M-9.4M on seeds 0-4, with a
   cut at 300 8/10 on seeds 0-9. ``--strategy ars`` gives those ARS settings with a 30M-step budget.
   What the cut costs: the second half of an episode is never trained, and on some seeds the center's
   full-episode return swings (the cheetah flips late), so its confirmation waits. Where CMA-ES fails,
-  it stalls at a lower gait (seed 2 near 2,000 from 2M steps on); no restart rule is in place.
+  it stalls at a lower gait (seed 2 near 2,000 from 2M steps on); no restart rule is in place. On the
+  fresh seeds 100-109: 10/10, median 2,275,000 steps, worst 4,475,000 (ARS: 10/10, median 6.24M, worst 14.7M).
 - Walker2d-v5, Ant-v5, InvertedPendulum-v5, InvertedDoublePendulum-v5, Reacher-v5:
   ARS V2-t (linear policy, observation normalization); Walker2d and Ant with the settings of Mania
   et al. 2018 (table 9) and their survival bonus removed in training (``reward_shift=-1``, as RL Zoo's
@@ -241,8 +242,9 @@ PRESETS: dict[str, Preset] = {
                                   "cut at 500 of HalfCheetah's 1,000 steps (the center row plays full ones, "
                                   "counted); chosen on tuning seeds 0-19 within 15M steps: 18/20, median 2.33M "
                                   "steps, against ARS V2-t with Mania et al. 2018 table 9's settings and the same "
-                                  "cut (--strategy ars), 18/20, median 2.79M; seeds 2 and 5 held at 2,099 and "
-                                  "4,017. ARS keeps a 30M-step budget",
+                                  "cut (--strategy ars), 18/20, median 2.79M; seeds 2 and 5 ended at centers of 2,109 and "
+                                  "4,017; 10/10 on seeds 100-109 (median 2,275,000 steps, worst 4,475,000). ARS keeps a "
+                                  "30M-step budget",
                                   max_time=7200.0, default="cma-es", more={
         "cma-es": ({"popsize": 48, "sigma": 0.1}, {"episode_cap": "fixed", "episode_cap_steps": 500}, 15_000_000)}),
     "Walker2d-v5": _ars_mujoco({"popsize": 80, "top": 30, "sigma": 0.025, "lr": 0.03}, {"reward_shift": -1.0},

@@ -21,7 +21,7 @@ from blackbox.problems.gym.preset_table import (  # noqa: E402
     measured_markdown,
     preset_rows,
 )
-from blackbox.problems.gym.presets import PRESETS  # noqa: E402
+from blackbox.problems.gym.presets import PRESETS, recommended_strategy  # noqa: E402
 from tests.helpers import ROOT  # noqa: E402
 
 CHEAP = ["CartPole-v1", "Acrobot-v1", "MountainCarContinuous-v0"]
@@ -44,6 +44,22 @@ def test_benchmarks_show_every_measured_task_with_its_seeds_and_where_it_was_mea
     for row in rows:
         task = row.split(" | ")[0].lstrip("| ")
         assert results[task]["commit"] in row and results[task]["date"] in row
+
+
+def test_every_published_row_was_measured_with_its_presets_strategy_now():
+    for task, row in load_results().items():
+        assert row["strategy"] == recommended_strategy(task), (
+            f"{task}'s results are {row['strategy']}'s but its preset runs {recommended_strategy(task)}: run "
+            f"python benchmarks/rl_presets.py --seeds 100-109 --tasks {task}")
+
+
+def test_a_row_measured_with_another_strategy_than_the_presets_reads_not_measured():
+    results = {"HalfCheetah-v5": {**load_results()["HalfCheetah-v5"], "strategy": "openai-es"}}
+    row = next(r for r in preset_rows(results) if r["task"] == "HalfCheetah-v5")
+    assert (row["strategy"], row["solved"], row["steps"], row["wall"]) == (
+        recommended_strategy("HalfCheetah-v5"), "not measured (the results are openai-es's, the preset before)",
+        "not measured", "not measured")
+    assert "| HalfCheetah-v5 | 4,800 (Gymnasium) | openai-es | " in measured_markdown(results)
 
 
 def test_list_presets_shows_every_preset_with_its_goal_and_measurements(capsys):
