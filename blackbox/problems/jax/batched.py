@@ -100,6 +100,7 @@ class BatchedJaxProblem(Problem):
     obs_size: int
     policy: JaxPolicy
     dim: int
+    max_episode_steps: int
     device_name: str | None
     device: jax.Device
 
@@ -118,9 +119,12 @@ class BatchedJaxProblem(Problem):
             raise ConfigError(f"unknown {kind} environment {env!r}; {hint}")
 
     def _set_common(self, jax: ModuleType, env: str, episodes: int, shared_seed: bool, obs_norm: bool, obs_clip: float,
-                    device: str | None) -> None:
+                    device: str | None, reward_shift: float = 0.0) -> None:
         """The options every JAX-native problem takes, checked."""
         self.env_id = self.env = env
+        #: Added to every counted reward of a training episode (Mania et al. 2018 remove Hopper's survival
+        #: bonus with -1), never in ``score`` or the goal check (:meth:`training_goal`).
+        self.reward_shift = check_float("reward_shift", reward_shift)
         self.episodes = check_int("episodes", episodes, minimum=1)
         #: Every row of a generation gets one seed (the same start states for all), read by the driver.
         self.shared_seed = bool(shared_seed)
@@ -152,10 +156,11 @@ class BatchedJaxProblem(Problem):
                               f"({self.policy.describe()}), got params of shape {params.shape}")
         return self._evaluate_dense(params, self._seeds(seeds, len(params)), self.episodes)
 
-    def _evaluate_dense(self, params: np.ndarray, seeds: np.ndarray, episodes: int) -> EvalResult:
+    def _evaluate_dense(self, params: np.ndarray, seeds: np.ndarray, episodes: int,
+                        shifted: bool = True) -> EvalResult:
         runtime = self._compiled(episodes)
         rows = runtime["jax"].device_put(params.astype(np.float32), self.device)
-        return self._result(runtime["dense"](rows, *self._inputs(seeds, episodes)))
+        return self._result(runtime["dense"](rows, *self._inputs(seeds, episodes)), shifted=shifted)
 
     def evaluate_population(self, population: Population, seeds: np.ndarray) -> EvalResult:
         """A compact population expanded on the device (the noise table uploaded once), one compiled call."""
@@ -198,7 +203,13 @@ class BatchedJaxProblem(Problem):
         if row.shape[1] != self.dim:
             raise ConfigError(f"{self.name} problem {self.env_id!r} takes parameter vectors of length {self.dim}, "
                               f"got {row.shape[1]}")
-        return self._evaluate_dense(np.repeat(row, episodes, axis=0), seeds, 1).fitness
+        return self._evaluate_dense(np.repeat(row, episodes, axis=0), seeds, 1, shifted=False).fitness
+
+    def training_goal(self, goal: float) -> float:
+        """The training fitness at which the task's own return may have reached ``goal``: with
+        ``reward_shift`` s < 0 an episode of at most H steps that returns ``goal`` trains at ``goal + s * H``
+        or more, so the goal check screens there and confirms with :meth:`score` (as the gym problem's)."""
+        return goal + min(self.reward_shift, 0.0) * self.max_episode_steps
 
     # -- internals ------------------------------------------------------------------------------
     def _seeds(self, seeds: np.ndarray, m: int) -> np.ndarray:
@@ -216,8 +227,9 @@ class BatchedJaxProblem(Problem):
                                                                                _VARIANCE_FLOOR))
         return row_keys(seeds), self.mean.astype(np.float32), std.astype(np.float32)
 
-    def _result(self, outputs: Any) -> EvalResult:
-        """One read-back of the generation's small arrays, as an EvalResult. On the CPU backend the arrays
+    def _result(self, outputs: Any, shifted: bool = True) -> EvalResult:
+        """One read-back of the generation's small arrays, as an EvalResult (the fitness shifted by
+        ``reward_shift`` per counted step when ``shifted``). On the CPU backend the arrays
         are already host memory: ``np.asarray`` reads them (0.01 ms for a generation's five) where
         ``jax.device_get`` spends 0.1 ms in Python; elsewhere ``device_get`` starts every copy at once."""
         import jax
@@ -232,7 +244,11 @@ class BatchedJaxProblem(Problem):
         if self.obs_norm:
             info.update(obs_count=np.asarray(counts, dtype=np.float64), obs_mean=np.asarray(means, dtype=np.float64),
                         obs_m2=np.asarray(m2s, dtype=np.float64))
-        return EvalResult(returns.mean(axis=1), np.asarray(lengths, dtype=np.int64).sum(axis=1), info)
+        lengths = np.asarray(lengths, dtype=np.int64)  # (m, episodes)
+        fitness = returns.mean(axis=1)
+        if shifted and self.reward_shift:
+            fitness = fitness + self.reward_shift * lengths.mean(axis=1)
+        return EvalResult(fitness, lengths.sum(axis=1), info)
 
     def _compiled(self, episodes: int) -> Generation:
         """This process's compiled generation for ``episodes`` per row, made on first use and shared by

@@ -53,7 +53,9 @@ class BraxProblem(BatchedJaxProblem):
     policy object (:mod:`.policies`); ``init`` the built-in policy's start rows (``"fan_in"`` or ``"es"``,
     as the gymnax problem's); ``obs_norm`` running observation statistics (inputs clipped
     to ``obs_clip``); ``shared_seed`` the same episodes for every row of a generation; ``device`` a
-    JAX platform (``"cpu"``, ``"gpu"``; None: JAX's default device).
+    JAX platform (``"cpu"``, ``"gpu"``; None: JAX's default device); ``reward_shift`` added to every
+    counted reward in training, never in ``score`` or the goal check (-1 removes hopper's survival bonus,
+    as Mania et al. 2018 do).
     """
 
     name = "brax"
@@ -63,14 +65,14 @@ class BraxProblem(BatchedJaxProblem):
                  episodes: int = 1, policy: object = "mlp", hidden: Sequence[int] = (16,), activation: str = "tanh",
                  init: str = "fan_in",
                  obs_norm: bool = False, obs_clip: float = 5.0, shared_seed: bool = False,
-                 device: str | None = None):
+                 device: str | None = None, reward_shift: float = 0.0):
         envs = import_brax()
         jax = import_jax("brax")
         known = brax_environments()
         self._check_env("Brax", env, known)
         if backend not in BRAX_BACKENDS:
             raise ConfigError(f"unknown Brax backend {backend!r}; expected one of {', '.join(BRAX_BACKENDS)}")
-        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device)
+        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device, reward_shift)
         self.backend = backend
         self.episode_length = self.max_episode_steps = check_int("episode_length", episode_length, minimum=1)
         self.where = f"brax {env!r}"
@@ -102,7 +104,8 @@ class BraxProblem(BatchedJaxProblem):
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "env": self.env_id, "backend": self.backend, "dim": self.dim,
                 "policy": self.policy.describe(), "actions": self.actions.describe(), "episodes": self.episodes,
-                "episode_length": self.episode_length, "obs_norm": self.obs_norm, "device": str(self.device)}
+                "episode_length": self.episode_length, "obs_norm": self.obs_norm, "device": str(self.device),
+                **({"reward_shift": self.reward_shift} if self.reward_shift else {})}
 
     def _environment_key(self) -> tuple[object, ...]:
         return (self.env_id, self.backend, self.episode_length)

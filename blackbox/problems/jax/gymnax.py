@@ -63,7 +63,8 @@ class GymnaxProblem(BatchedJaxProblem):
     default device);
     ``unroll`` environment steps per pass of the compiled loop, 1 to :attr:`MAX_UNROLL`; None (the default):
     4 for the environments whose returns were checked bit-identical to 1 on CPU (:data:`UNROLLED`; about
-    6% less CPU on CartPole-v1), 1 for the others, whose float rounding could change (see :mod:`.batched`).
+    6% less CPU on CartPole-v1), 1 for the others, whose float rounding could change (see :mod:`.batched`);
+    ``reward_shift`` added to every counted reward in training, never in ``score`` or the goal check.
     """
 
     name = "gymnax"
@@ -78,12 +79,12 @@ class GymnaxProblem(BatchedJaxProblem):
                  hidden: Sequence[int] = (16,), activation: str = "tanh", init: str = "fan_in", obs_norm: bool = False,
                  obs_clip: float = 5.0,
                  max_episode_steps: int | None = None, shared_seed: bool = False, device: str | None = None,
-                 unroll: int | None = None):
+                 unroll: int | None = None, reward_shift: float = 0.0):
         gymnax = import_gymnax()
         jax = import_jax("gymnax")
         known = list(gymnax.registered_envs)
         self._check_env("gymnax", env, known)
-        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device)
+        self._set_common(jax, env, episodes, shared_seed, obs_norm, obs_clip, device, reward_shift)
         environment, env_params = gymnax.make(env)
         limit = int(env_params.max_steps_in_episode)
         if max_episode_steps is not None:
@@ -120,7 +121,7 @@ class GymnaxProblem(BatchedJaxProblem):
         return {"name": self.name, "env": self.env_id, "dim": self.dim, "policy": self.policy.describe(),
                 "actions": self.actions.describe(), "episodes": self.episodes,
                 "max_episode_steps": self.max_episode_steps, "unroll": self.unroll, "obs_norm": self.obs_norm,
-                "device": str(self.device)}
+                "device": str(self.device), **({"reward_shift": self.reward_shift} if self.reward_shift else {})}
 
     def _environment_key(self) -> tuple[object, ...]:
         return (self.env_id, self.max_episode_steps, self.unroll)

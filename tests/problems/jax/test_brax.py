@@ -59,6 +59,24 @@ def test_a_run_is_bit_identical_twice(pendulum):
     assert [(r.mean, r.best, r.steps) for r in first.records] == [(r.mean, r.best, r.steps) for r in again.records]
 
 
+def test_reward_shift_moves_the_training_fitness_never_the_score():
+    """``reward_shift`` is added to every counted reward of a training episode (host-side: the shifted
+    problem shares the compiled generation); ``score`` and the observation statistics are the task's own,
+    and the goal check screens at the shifted bar of a whole episode. Two fresh problems: the module's
+    shared one has folded other tests' observation statistics."""
+    pendulum, shifted = bb.make_problem(SPEC), bb.make_problem(SPEC + ",reward_shift=-0.5")
+    pop = population(pendulum)
+    plain, moved = pendulum.evaluate_population(pop, np.arange(8)), shifted.evaluate_population(pop, np.arange(8))
+    # inverted_pendulum pays 1 a step: the shifted fitness is half the return, computed as the problem says
+    assert moved.fitness.tolist() == (plain.fitness + -0.5 * (plain.steps / 2)).tolist() == (plain.fitness / 2).tolist()
+    assert moved.steps.tolist() == plain.steps.tolist()
+    assert moved.info["obs_mean"].tobytes() == plain.info["obs_mean"].tobytes()
+    row = pop.params[0]
+    assert shifted.score(row, episodes=3).tolist() == pendulum.score(row, episodes=3).tolist()
+    assert shifted.training_goal(10.0) == 10.0 - 0.5 * 12 and pendulum.training_goal(10.0) == 10.0
+    assert shifted.describe()["reward_shift"] == -0.5 and "reward_shift" not in pendulum.describe()
+
+
 def test_describe_names_backend_and_length(pendulum):
     assert pendulum.describe() | {"device": "-"} == {
         "name": "brax", "env": "inverted_pendulum", "backend": "spring", "dim": 5, "policy": "linear 4->1",
@@ -113,12 +131,26 @@ def test_missing_brax_names_the_extra(monkeypatch):
 def test_presets_have_a_goal_and_a_budget():
     from blackbox.problems.jax.brax import BraxProblem
 
-    for env in ("ant", "humanoid", "hopper"):
-        preset = BraxProblem.recommended(env, strategy="openai-es")
+    for env, strategy in (("ant", "openai-es"), ("humanoid", "openai-es"), ("hopper", "ars")):
+        assert BraxProblem.recommended_strategy(env) == strategy
+        preset = BraxProblem.recommended(env, strategy=strategy)
         assert "goal" in preset["run"] and "max_time" in preset["run"]
         assert preset["strategy"]["popsize"] > 0
-        assert BraxProblem.recommended_strategy(env) == "openai-es"
     assert BraxProblem.recommended_strategy("swimmer") is None
+    # hopper's ARS preset runs the linear policy of Mania et al. 2018; OpenAI-ES keeps the MLP
+    assert BraxProblem.recommended("hopper", strategy="ars")["problem"] == {"obs_norm": True, "policy": "linear"}
+    assert BraxProblem.recommended("hopper", strategy="openai-es")["problem"] == {"obs_norm": True}
+
+
+def test_the_mujoco_ports_have_the_goals_of_their_gymnasium_tasks():
+    """Brax's ant, hopper and humanoid are ports of Gymnasium's MuJoCo tasks (their reward terms and
+    1000-step episodes): their goals are the standard bars the gym presets use, never lower ones."""
+    from blackbox.problems.gym.presets import ARS_GOALS
+    from blackbox.problems.jax.brax import BraxProblem
+
+    for env, task in (("ant", "Ant-v5"), ("hopper", "Hopper-v5"), ("humanoid", "Humanoid-v5")):
+        for strategy in ("openai-es", "ars"):
+            assert BraxProblem.recommended(env, strategy=strategy)["run"]["goal"] == ARS_GOALS[task], (env, strategy)
 
 
 # -- slow: executors, learning ------------------------------------------------------------------

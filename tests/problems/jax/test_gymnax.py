@@ -69,6 +69,21 @@ def test_same_seeds_same_returns_and_other_seeds_other_returns():
     assert a.steps.tolist() == [400] * 8  # fixed-length episodes: 2 x 200 steps
 
 
+def test_reward_shift_moves_the_training_fitness_never_the_score(cartpole):
+    """CartPole pays 1 a step: shifted by -1 every training return is 0; ``score`` keeps the task's returns
+    and the goal screen is the shifted bar of a whole episode (500 steps)."""
+    shifted = bb.make_problem("gymnax:CartPole-v1,policy=linear,reward_shift=-1")
+    pop = population(cartpole, popsize=6, seed=3)
+    plain, moved = cartpole.evaluate_population(pop, np.arange(6)), shifted.evaluate_population(pop, np.arange(6))
+    assert moved.fitness.tolist() == [0.0] * 6 and min(plain.fitness) > 0
+    assert moved.steps.tolist() == plain.steps.tolist()
+    assert shifted.score(pop.params[1], episodes=4).tolist() == cartpole.score(pop.params[1], episodes=4).tolist()
+    assert shifted.training_goal(475.0) == 475.0 - 500 and cartpole.training_goal(475.0) == 475.0
+    with pytest.raises(ConfigError) as info:
+        bb.make_problem("gymnax:CartPole-v1,policy=linear,reward_shift=many")
+    assert "reward_shift" in str(info.value) and "many" in str(info.value)
+
+
 def test_device_expansion_gives_the_host_rows(cartpole):
     import jax
 
