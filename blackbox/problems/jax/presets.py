@@ -74,7 +74,8 @@ PRESETS: dict[str, Preset] = {
 #: - hopper (ARS V2-t with the gym Hopper-v5 preset's ARS settings, Mania et al.'s table 9, on their
 #:   linear policy with observation normalization; 2026-11-29, 2 CPU cores, two runs side by side): tuning
 #:   seed 0's center passed 3120 at 9.5M steps (781 generations, 396 s); fresh seeds 100 and 101 ended
-#:   their 30M steps at centers of 2,440 and 2,867 (best 2,525 and 2,994), about 1,100 s each. OpenAI-ES
+#:   their 30M steps at centers of 2,440 and 2,867 (best 2,525 and 2,994), about 1,100 s each; fresh seed
+#:   102 (``nice``, beside a test run) stopped at its 30 minutes after 20.4M steps at 741 (best 1,409). OpenAI-ES
 #:   with the MLP 16 (``--strategy openai-es``, the preset before) stalled near 3,000 on tuning seed 0 (best
 #:   center 3,115 in 69M steps) and 2,700 on seed 1; SNES on the linear policy near 2,600; ARS on training
 #:   rewards without the survival bonus (``reward_shift=-1``) climbed slowest in wall time (a Brax
@@ -104,7 +105,7 @@ BRAX_PRESETS: dict[str, Preset] = {
         source="ARS V2-t with the settings of the gym preset of Hopper-v5 (Mania et al. 2018, table 9) on a "
                "linear policy with observation normalization; goal: Mania et al. 2018 (ARS), Table 1; not yet "
                "confirmed (tuning seed 0 passed it at 9.5M steps; fresh seeds 100 and 101 ended 30M at 2,440 "
-               "and 2,867)"),
+               "and 2,867, fresh seed 102 its 30 minutes at 741)"),
 }
 
 
