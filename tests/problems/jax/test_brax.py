@@ -64,9 +64,14 @@ def test_reward_shift_moves_the_training_fitness_never_the_score():
     problem shares the compiled generation); ``score`` and the observation statistics are the task's own,
     and the goal check screens at the shifted bar of a whole episode. Two fresh problems: the module's
     shared one has folded other tests' observation statistics."""
+    from blackbox.problems.jax.batched import shared_programs
+
     pendulum, shifted = bb.make_problem(SPEC), bb.make_problem(SPEC + ",reward_shift=-0.5")
     pop = population(pendulum)
-    plain, moved = pendulum.evaluate_population(pop, np.arange(8)), shifted.evaluate_population(pop, np.arange(8))
+    plain = pendulum.evaluate_population(pop, np.arange(8))
+    programs = shared_programs()
+    moved = shifted.evaluate_population(pop, np.arange(8))
+    assert shared_programs() == programs  # the shift is applied on the host: no program of its own
     # inverted_pendulum pays 1 a step: the shifted fitness is half the return, computed as the problem says
     assert moved.fitness.tolist() == (plain.fitness + -0.5 * (plain.steps / 2)).tolist() == (plain.fitness / 2).tolist()
     assert moved.steps.tolist() == plain.steps.tolist()
