@@ -222,12 +222,21 @@ def resolve_run_config(config: RunConfig, require_budget: bool = True) -> Resolv
     """
     components: dict[str, Component] = {}
     factories: dict[str, Factory] = {}
+    preset = config.values.get("preset", True)
+    deferred: ConfigError | None = None  # the default strategy refused the user's options: the preset may pick another
     for kind in COMPONENTS:
         component = config.components.get(kind) or _default_component(kind, f"default {kind}")
         factories[kind] = factory_of(kind, component.name, component.where)
-        components[kind] = resolve(component, factories[kind], refuse=_RESERVED.get(kind), complete=False)
+        try:
+            components[kind] = resolve(component, factories[kind], refuse=_RESERVED.get(kind), complete=False)
+        except ConfigError as exc:
+            if kind != "strategy" or not preset or not component.where.startswith("default"):
+                raise deferred or exc from None
+            deferred, components[kind] = exc, component
+    if deferred is not None and preset_strategy(components["problem"], factories["problem"]) in (
+            None, components["strategy"].name):
+        raise deferred
     stop = dict(config.sections.get("stop", {}))
-    preset = config.values.get("preset", True)
     tables = _apply_preset(config, components, factories, stop) if preset else empty_preset()
     source, laid = f"preset of {components['problem'].name}", {"problem": tables["problem"], "strategy": tables["strategy"]}
     for kind in COMPONENTS:

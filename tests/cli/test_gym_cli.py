@@ -178,6 +178,24 @@ def test_an_option_the_chosen_strategy_lacks_says_which_strategy_the_preset_chos
         "e.g. --strategy openai-es)")
 
 
+def test_an_option_only_the_preset_strategy_has_is_checked_against_that_strategy(tmp_path, capsys):
+    """``--set top=4`` on Walker2d (whose preset runs ARS) is an ARS option, not an unknown openai-es one."""
+    pytest.importorskip("mujoco")
+    run = tmp_path / "top"
+    assert main(["run", "--problem", "gym:Walker2d-v5", "--set", "top=4", "--generations", "1",
+                 "--out", str(run), "--quiet"]) == 0
+    config = (run / "config.toml").read_text()
+    assert 'name = "ars"' in config and "top = 4" in config
+    assert main(["run", "--problem", "gym:Walker2d-v5", "--no-preset", "--set", "top=4", "--generations", "1",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.startswith(
+        "blackbox run: error: --set top: unknown key 'top' in [strategy]: strategy 'openai-es' has no option 'top'.")
+    assert main(["run", "--problem", "gym:CartPole-v1", "--set", "top=4", "--generations", "1",
+                 "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.startswith(
+        "blackbox run: error: --set top: unknown key 'top' in [strategy]: strategy 'openai-es' has no option 'top'.")
+
+
 def test_a_task_without_a_preset_says_so(tmp_path, capsys):
     assert main(["run", "--problem", "gym:MountainCar-v0", "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.rstrip().endswith(
